@@ -1,0 +1,147 @@
+package io.efscsi.launcher;
+
+import io.efscsi.common.BuildInfo;
+import io.efscsi.common.DriverRuntime;
+import io.efscsi.common.Plugin;
+import io.efscsi.common.config.CommonOptions;
+import io.efscsi.common.config.FlagSet;
+import io.efscsi.common.config.Flags;
+import io.efscsi.common.config.UsageException;
+import io.efscsi.controller.ControllerOptions;
+import io.efscsi.controller.ControllerPlugin;
+import io.efscsi.node.NodeOptions;
+import io.efscsi.node.NodePlugin;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code efs-csi controller|node|all|demo|version [flags]}. With no command the Go driver's
+ * behaviour is kept (one process serving every service), so its manifests' args keep working. Exit
+ * codes: 0 done, 1 failed at run time, 2 bad command line.
+ */
+public final class Main {
+
+  static final String COMMANDS = "controller, node, all, proxy, demo, version";
+
+  private Main() {}
+
+  public static void main(String[] args) {
+    System.exit(run(List.of(args), System.out, System.err, System.getenv()));
+  }
+
+  enum Mode {
+    CONTROLLER,
+    NODE,
+    ALL
+  }
+
+  static int run(List<String> args, PrintStream out, PrintStream err, Map<String, String> env) {
+    String command = "all";
+    List<String> rest = args;
+    if (!args.isEmpty() && !args.getFirst().startsWith("-")) {
+      command = args.getFirst();
+      rest = args.subList(1, args.size());
+    }
+    FlagSet flagSet = flagSet();
+    try {
+      if (List.of("help", "-h", "--help", "-help").contains(command)
+          || rest.contains("--help")
+          || rest.contains("-h")) {
+        out.println(usage(flagSet));
+        return 0;
+      }
+      return switch (command) {
+        case "version" -> {
+          out.println(BuildInfo.load().toJson());
+          yield 0;
+        }
+        case "controller" -> serve(Mode.CONTROLLER, flagSet.parse(rest), env, err);
+        case "node" -> serve(Mode.NODE, flagSet.parse(rest), env, err);
+        case "all" -> serve(Mode.ALL, flagSet.parse(rest), env, err);
+        case "demo" -> Demo.run(rest, out, err);
+        case "proxy" ->
+            throw new UsageException(
+                "the proxy runs through bin/efs-csi proxy, on its own minimal classpath");
+        default ->
+            throw new UsageException(
+                "unknown command '" + command + "'; accepted commands: " + COMMANDS);
+      };
+    } catch (UsageException e) {
+      err.println("efs-csi: " + e.getMessage());
+      err.println("run 'efs-csi --help' for the list of commands and flags");
+      return 2;
+    }
+  }
+
+  static FlagSet flagSet() {
+    return new FlagSet()
+        .addAll(CommonOptions.FLAGS)
+        .addAll(ControllerOptions.FLAGS)
+        .addAll(NodeOptions.FLAGS);
+  }
+
+  private static int serve(Mode mode, Flags flags, Map<String, String> env, PrintStream err)
+      throws UsageException {
+    if (flags.bool("version")) {
+      System.out.println(BuildInfo.load().toJson());
+      return 0;
+    }
+    CommonOptions common = CommonOptions.from(flags);
+    List<Plugin> plugins = new ArrayList<>();
+    if (mode != Mode.NODE) {
+      plugins.add(new ControllerPlugin(ControllerOptions.from(flags), env));
+    }
+    if (mode != Mode.CONTROLLER) {
+      plugins.add(new NodePlugin(NodeOptions.from(flags)));
+    }
+    Logging.configure(common.verbosity());
+    Logger log = LoggerFactory.getLogger(Main.class);
+    DriverRuntime runtime;
+    try {
+      runtime = DriverRuntime.start(common, BuildInfo.load(), plugins);
+    } catch (Exception e) {
+      log.error("cannot start: {}", e.getMessage(), e);
+      err.println("efs-csi: cannot start: " + e.getMessage());
+      return 1;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Signals.onTermination(signal -> {
+      log.info("received SIG{}, shutting down", signal);
+      Thread.ofPlatform()
+          .name("shutdown")
+          .start(() -> {
+            runtime.close();
+            stopped.countDown();
+          });
+    });
+    try {
+      stopped.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      runtime.close();
+    }
+    return 0;
+  }
+
+  static String usage(FlagSet flags) {
+    return """
+    usage: efs-csi <command> [flags]
+
+    commands:
+      controller   serve the CSI Identity and Controller services
+      node         serve the CSI Identity and Node services
+      all          both in one process (the default when no command is given, as the Go driver)
+      proxy        run one per-mount proxy (started by the node plugin)
+      demo         start the driver on a temporary socket and drive it with a built-in client
+      version      print the version as JSON
+
+    flags (the Go driver's names; unknown flags are refused with exit code 2):
+    """
+        + flags.usage();
+  }
+}

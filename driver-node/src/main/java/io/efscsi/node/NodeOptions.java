@@ -1,0 +1,145 @@
+package io.efscsi.node;
+
+import io.efscsi.common.config.Flag;
+import io.efscsi.common.config.Flags;
+import io.efscsi.common.config.UsageException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.OptionalInt;
+
+/**
+ * Node settings: the Go driver's node flags (so its DaemonSet args keep working) plus our state
+ * directory. Flags that only configured efs-utils are accepted and documented as having no effect
+ * (docs/differences.md): our proxy replaces efs-utils.
+ *
+ * @param stateDir where proxy records, control sockets and proxy logs live (a hostPath)
+ * @param volMetricsOptIn advertise GET_VOLUME_STATS
+ * @param volMetricsRefreshPeriod how long a usage walk result is cached
+ * @param volMetricsFsRateLimit concurrent usage walks per file system
+ * @param maxInflightMountCalls limit of concurrent mount calls when opted in
+ * @param volumeAttachLimit MaxVolumesPerNode when opted in
+ * @param forceUnmountAfterTimeout force unmount when a normal unmount times out
+ * @param unmountTimeout how long a normal unmount may take
+ */
+public record NodeOptions(
+    Path stateDir,
+    boolean volMetricsOptIn,
+    Duration volMetricsRefreshPeriod,
+    int volMetricsFsRateLimit,
+    OptionalInt maxInflightMountCalls,
+    OptionalInt volumeAttachLimit,
+    boolean forceUnmountAfterTimeout,
+    Duration unmountTimeout) {
+
+  public static final String DEFAULT_STATE_DIR = "/var/run/efs-csi";
+
+  public static final List<Flag> FLAGS =
+      List.of(
+          Flag.string(
+              "state-dir",
+              DEFAULT_STATE_DIR,
+              "directory for proxy state records, control sockets and proxy logs"),
+          Flag.bool("vol-metrics-opt-in", false, "advertise and serve NodeGetVolumeStats"),
+          Flag.number("vol-metrics-refresh-period", 240, "minutes a volume usage result is cached"),
+          Flag.integer("vol-metrics-fs-rate-limit", 5, "concurrent usage walks per file system"),
+          Flag.bool("max-inflight-mount-calls-opt-in", false, "limit concurrent mount calls"),
+          Flag.integer(
+              "max-inflight-mount-calls", -1, "the limit of concurrent mount calls when opted in"),
+          Flag.bool(
+              "volume-attach-limit-opt-in", false, "report a volume attach limit in NodeGetInfo"),
+          Flag.integer("volume-attach-limit", -1, "MaxVolumesPerNode when opted in"),
+          Flag.bool(
+              "force-unmount-after-timeout",
+              false,
+              "force unmount when a normal unmount times out"),
+          Flag.duration("unmount-timeout", "30s", "how long a normal unmount may take"),
+          Flag.string(
+              "efs-utils-config-dir-path",
+              "/var/amazon/efs",
+              "accepted for compatibility; no effect (no efs-utils)"),
+          Flag.string(
+              "efs-utils-config-legacy-dir-path",
+              "/etc/amazon/efs-legacy",
+              "accepted for compatibility; no effect (no efs-utils)"),
+          Flag.string(
+              "efs-utils-static-files-path",
+              "/etc/amazon/efs-static-files/",
+              "accepted for compatibility; no effect (no efs-utils)"),
+          Flag.string(
+              "efs-utils-conf-overrides",
+              "",
+              "accepted for compatibility; no effect (no efs-utils)"),
+          Flag.string(
+              "s3files-utils-conf-overrides",
+              "",
+              "accepted for compatibility; no effect (no S3 Files support)"),
+          Flag.bool(
+              "efs-cloudwatch-log-enabled",
+              false,
+              "accepted for compatibility; no effect (no efs-utils)"),
+          Flag.bool(
+              "s3files-cloudwatch-log-enabled",
+              true,
+              "accepted for compatibility; no effect (no S3 Files support)"),
+          Flag.bool(
+              "s3files-cloudwatch-metrics-enabled",
+              true,
+              "accepted for compatibility; no effect (no S3 Files support)"));
+
+  public static NodeOptions from(Flags flags) throws UsageException {
+    Path stateDir = Path.of(flags.string("state-dir").strip());
+    if (!stateDir.isAbsolute()) {
+      throw new UsageException(
+          "invalid value '" + stateDir + "' for flag '--state-dir': expected an absolute path");
+    }
+    double refresh = flags.number("vol-metrics-refresh-period");
+    if (!(refresh > 0)) {
+      throw new UsageException(
+          "invalid value '"
+              + flags.string("vol-metrics-refresh-period")
+              + "' for flag '--vol-metrics-refresh-period': expected minutes greater than 0");
+    }
+    long rate = flags.integer("vol-metrics-fs-rate-limit");
+    if (rate < 1 || rate > 1000) {
+      throw new UsageException(
+          "invalid value '" + rate + "' for flag '--vol-metrics-fs-rate-limit': expected 1-1000");
+    }
+    OptionalInt inflight = optIn(flags, "max-inflight-mount-calls");
+    OptionalInt attach = optIn(flags, "volume-attach-limit");
+    Duration unmount = flags.duration("unmount-timeout");
+    if (!unmount.isPositive()) {
+      throw new UsageException(
+          "invalid value '"
+              + flags.string("unmount-timeout")
+              + "' for flag '--unmount-timeout': expected a duration greater than 0s");
+    }
+    return new NodeOptions(
+        stateDir,
+        flags.bool("vol-metrics-opt-in"),
+        Duration.ofMillis((long) (refresh * 60_000)),
+        (int) rate,
+        inflight,
+        attach,
+        flags.bool("force-unmount-after-timeout"),
+        unmount);
+  }
+
+  /** The Go driver's rule: an opt-in needs a positive value. */
+  private static OptionalInt optIn(Flags flags, String name) throws UsageException {
+    if (!flags.bool(name + "-opt-in")) {
+      return OptionalInt.empty();
+    }
+    long v = flags.integer(name);
+    if (v <= 0 || v > Integer.MAX_VALUE) {
+      throw new UsageException(
+          "flag '--"
+              + name
+              + "-opt-in' needs '--"
+              + name
+              + "' greater than 0, got "
+              + flags.string(name));
+    }
+    return OptionalInt.of((int) v);
+  }
+}
