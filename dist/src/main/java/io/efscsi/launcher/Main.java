@@ -110,15 +110,19 @@ public final class Main {
       return 1;
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    Signals.onTermination(signal -> {
-      log.info("received SIG{}, shutting down", signal);
-      Thread.ofPlatform()
-          .name("shutdown")
-          .start(() -> {
-            runtime.close();
-            stopped.countDown();
-          });
-    });
+    Runnable stop =
+        () -> {
+          runtime.close();
+          stopped.countDown();
+        };
+    boolean trapped =
+        Signals.onTermination(signal -> {
+          log.info("received SIG{}, shutting down", signal);
+          Thread.ofPlatform().name("shutdown").start(stop);
+        });
+    if (!trapped) {
+      Runtime.getRuntime().addShutdownHook(new Thread(stop, "shutdown"));
+    }
     try {
       stopped.await();
     } catch (InterruptedException e) {

@@ -1,19 +1,48 @@
 package io.efscsi.launcher;
 
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.util.function.Consumer;
-import sun.misc.Signal;
 
 /**
  * SIGTERM and SIGINT start a graceful shutdown instead of the JVM's abrupt exit, so in-flight CSI
- * calls can finish and the process exits 0.
+ * calls can finish and the process exits 0. Uses {@code sun.misc.Signal} from the jdk.unsupported
+ * module, looked up at run time (javac refuses to compile a direct reference warning-free); when it
+ * is missing the JVM's shutdown hook does the same work with exit status 143.
  */
 final class Signals {
 
   private Signals() {}
 
-  static void onTermination(Consumer<String> handler) {
-    for (String name : new String[] {"TERM", "INT"}) {
-      Signal.handle(new Signal(name), s -> handler.accept(s.getName()));
+  /** Installs {@code handler} for TERM and INT; false when the JVM offers no signal API. */
+  static boolean onTermination(Consumer<String> handler) {
+    try {
+      Class<?> signalClass = Class.forName("sun.misc.Signal");
+      Class<?> handlerClass = Class.forName("sun.misc.SignalHandler");
+      Method handle = signalClass.getMethod("handle", signalClass, handlerClass);
+      Method getName = signalClass.getMethod("getName");
+      for (String name : new String[] {"TERM", "INT"}) {
+        Object signal = signalClass.getConstructor(String.class).newInstance(name);
+        Object proxy =
+            Proxy.newProxyInstance(
+                Signals.class.getClassLoader(),
+                new Class<?>[] {handlerClass},
+                (p, m, a) -> {
+                  if (m.getName().equals("handle")) {
+                    handler.accept((String) getName.invoke(a[0]));
+                    return null;
+                  }
+                  return switch (m.getName()) {
+                    case "hashCode" -> System.identityHashCode(p);
+                    case "equals" -> p == a[0];
+                    default -> "efs-csi signal handler";
+                  };
+                });
+        handle.invoke(null, signal, proxy);
+      }
+      return true;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return false;
     }
   }
 }

@@ -29,7 +29,7 @@ public final class CallLoggingInterceptor implements ServerInterceptor {
   public static final String LOGGER = "io.efscsi.grpc.calls";
 
   static final Set<String> HIGH_FREQUENCY =
-      Set.of("Probe", "NodeGetCapabilities", "NodeGetVolumeStats", "GetPluginInfo");
+      Set.of("Probe", "NodeGetCapabilities", "NodeGetVolumeStats");
 
   /** Request fields copied into the MDC, by proto field name. */
   private static final Map<String, String> MDC_FIELDS =
