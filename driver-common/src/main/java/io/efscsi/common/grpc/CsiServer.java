@@ -3,6 +3,7 @@ package io.efscsi.common.grpc;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.NettyServerBuilder;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -90,9 +91,7 @@ public final class CsiServer {
         .executor(executor)
         .maxInboundMessageSize(4 * 1024 * 1024);
     for (BindableService s : services) {
-      builder.addService(
-          ServerInterceptors.intercept(
-              s, new ErrorMappingInterceptor(), new CallLoggingInterceptor()));
+      builder.addService(intercepted(s));
     }
     Server server = builder.build();
     try {
@@ -108,6 +107,15 @@ public final class CsiServer {
     }
     log.info("CSI server listening on {}", endpoint);
     return new CsiServer(endpoint, server, boss, workers, executor);
+  }
+
+  /**
+   * A service wrapped the way the server serves it: call logging outermost (so it logs the final
+   * status), error mapping inside it.
+   */
+  public static ServerServiceDefinition intercepted(BindableService service) {
+    return ServerInterceptors.intercept(
+        service, new ErrorMappingInterceptor(), new CallLoggingInterceptor());
   }
 
   public Endpoint endpoint() {

@@ -37,7 +37,9 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
             .setVendorVersion(build.version())
             .build();
     GetPluginCapabilitiesResponse.Builder caps = GetPluginCapabilitiesResponse.newBuilder();
-    for (Capability c : EnumSet.copyOf(capabilities)) {
+    EnumSet<Capability> sorted = EnumSet.noneOf(Capability.class);
+    sorted.addAll(capabilities);
+    for (Capability c : sorted) {
       PluginCapability.Service.Type type =
           switch (c) {
             case CONTROLLER_SERVICE -> PluginCapability.Service.Type.CONTROLLER_SERVICE;

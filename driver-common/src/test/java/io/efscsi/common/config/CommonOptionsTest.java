@@ -1,0 +1,62 @@
+package io.efscsi.common.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.efscsi.common.grpc.Endpoint;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class CommonOptionsTest {
+
+  private final FlagSet set = new FlagSet().addAll(CommonOptions.FLAGS);
+
+  private CommonOptions of(Map<String, String> values) throws UsageException {
+    return CommonOptions.from(Flags.of(set, values));
+  }
+
+  @Test
+  void goDriverDefaultEndpointIsTmpCsiSock() throws UsageException {
+    CommonOptions o = of(Map.of());
+    assertEquals(new Endpoint.Unix(Path.of("/tmp/csi.sock")), o.endpoint());
+    assertTrue(o.httpEndpoint().isEmpty());
+    assertEquals(2, o.verbosity());
+  }
+
+  @Test
+  void httpEndpointAndDebugLogs() throws UsageException {
+    CommonOptions o = of(Map.of("http-endpoint", "0.0.0.0:3301", "debug-logs", "true"));
+    assertEquals(new HostPort("0.0.0.0", 3301), o.httpEndpoint().orElseThrow());
+    assertEquals(5, o.verbosity());
+  }
+
+  @Test
+  void badCombinationsAreUsageErrorsNamingTheFlags() {
+    assertTrue(
+        assertThrows(UsageException.class, () -> of(Map.of("endpoint", "http://x")))
+            .getMessage()
+            .startsWith("flag '--endpoint': invalid endpoint 'http://x'"));
+    assertTrue(
+        assertThrows(UsageException.class, () -> of(Map.of("http-endpoint", "3301")))
+            .getMessage()
+            .startsWith("flag '--http-endpoint'"));
+    assertTrue(
+        assertThrows(
+                UsageException.class,
+                () -> of(Map.of("http-endpoint", ":1", "metrics-cert-file", "/c.pem")))
+            .getMessage()
+            .contains("must be given together"));
+    assertTrue(
+        assertThrows(
+                UsageException.class,
+                () -> of(Map.of("metrics-cert-file", "/c.pem", "metrics-key-file", "/k.pem")))
+            .getMessage()
+            .contains("needs '--http-endpoint'"));
+    assertTrue(
+        assertThrows(UsageException.class, () -> of(Map.of("v", "-1")))
+            .getMessage()
+            .contains("'--v'"));
+  }
+}
