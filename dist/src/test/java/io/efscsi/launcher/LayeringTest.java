@@ -1,0 +1,126 @@
+package io.efscsi.launcher;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which module and package may use which (docs/architecture.md). The Maven enforcer bans the
+ * forbidden libraries per module; these rules hold at the package level across all modules.
+ */
+class LayeringTest {
+
+  private static JavaClasses all;
+
+  @BeforeAll
+  static void importProductionClasses() {
+    all =
+        new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.efscsi");
+  }
+
+  @Test
+  void proxyCoreSeesNettyAndLoggingOnly() {
+    classes()
+        .that()
+        .resideInAPackage("io.efscsi.proxy..")
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage("io.efscsi.proxy..", "java..", "javax..", "io.netty..", "org.slf4j..")
+        .allowEmptyShould(true)
+        .check(all);
+  }
+
+  @Test
+  void mountSupervisorSeesOnlyProxyConfigTypes() {
+    classes()
+        .that()
+        .resideInAPackage("io.efscsi.supervisor..")
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(
+            "io.efscsi.supervisor..",
+            "io.efscsi.proxy.config..",
+            "java..",
+            "javax..",
+            "jnr..",
+            "org.slf4j..")
+        .allowEmptyShould(true)
+        .check(all);
+  }
+
+  @Test
+  void commonKnowsNoSideAndNoCloud() {
+    noClasses()
+        .that()
+        .resideInAPackage("io.efscsi.common..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.efscsi.controller..",
+            "io.efscsi.node..",
+            "io.efscsi.supervisor..",
+            "io.efscsi.proxy..",
+            "io.efscsi.launcher..",
+            "software.amazon..",
+            "io.fabric8..",
+            "ch.qos.logback..")
+        .check(all);
+  }
+
+  @Test
+  void controllerAndNodeDoNotSeeEachOther() {
+    noClasses()
+        .that()
+        .resideInAPackage("io.efscsi.controller..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.efscsi.node..",
+            "io.efscsi.supervisor..",
+            "io.efscsi.proxy..",
+            "io.efscsi.launcher..")
+        .check(all);
+    noClasses()
+        .that()
+        .resideInAPackage("io.efscsi.node..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("io.efscsi.controller..", "io.efscsi.launcher..")
+        .check(all);
+  }
+
+  @Test
+  void generatedCsiCodeDependsOnNothingOfOurs() {
+    classes()
+        .that()
+        .resideInAPackage("io.efscsi.csi.v1..")
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(
+            "io.efscsi.csi.v1..",
+            "com.google.protobuf..",
+            "io.grpc..",
+            "java..",
+            "javax..",
+            "com.google.common..")
+        .check(all);
+  }
+
+  @Test
+  void logbackOnlyInLaunchableCode() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackage("io.efscsi.launcher..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("ch.qos.logback..")
+        .check(all);
+  }
+}
