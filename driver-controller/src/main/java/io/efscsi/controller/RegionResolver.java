@@ -38,6 +38,9 @@ final class RegionResolver {
         return Optional.of(new Found(v.strip(), name));
       }
     }
+    if ("true".equalsIgnoreCase(env.getOrDefault("AWS_EC2_METADATA_DISABLED", "").strip())) {
+      return Optional.empty();
+    }
     return imds.region().map(r -> new Found(r, "instance metadata"));
   }
 

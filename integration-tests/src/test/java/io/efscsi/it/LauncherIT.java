@@ -1,0 +1,196 @@
+package io.efscsi.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.efscsi.csi.v1.GetPluginCapabilitiesRequest;
+import io.efscsi.csi.v1.GetPluginInfoRequest;
+import io.efscsi.csi.v1.PluginCapability.Service.Type;
+import io.efscsi.csi.v1.ProbeRequest;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The packaged launcher as a separate process, driven through a real gRPC client. */
+class LauncherIT {
+
+  @TempDir Path tmp;
+
+  private Path logFor(TestInfo info) {
+    return Path.of("target/it-logs/" + info.getTestMethod().orElseThrow().getName() + ".log");
+  }
+
+  private static Set<Type> capabilities(PackagedDriver d) {
+    return d
+        .identity()
+        .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance())
+        .getCapabilitiesList()
+        .stream()
+        .map(c -> c.getService().getType())
+        .collect(Collectors.toSet());
+  }
+
+  private static boolean probe(PackagedDriver d) {
+    return d.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue();
+  }
+
+  private static boolean eventually(PackagedDriver d, Duration within) throws InterruptedException {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (probe(d)) {
+        return true;
+      }
+      Thread.sleep(100);
+    }
+    return false;
+  }
+
+  @Test
+  void nodeProbeFlipsFromNotReadyToReadyAndSigtermExitsCleanly(TestInfo info) throws Exception {
+    Path socket = tmp.resolve("plugin/csi.sock");
+    Path stateDir = tmp.resolve("state");
+    Files.writeString(stateDir, "a file where the state dir should be");
+    try (PackagedDriver d =
+        PackagedDriver.start(
+            socket,
+            logFor(info),
+            PackagedDriver.cleanEnv(),
+            "node",
+            "--endpoint=unix://" + socket,
+            "--state-dir=" + stateDir,
+            "--v=5")) {
+      d.awaitSocket(Duration.ofSeconds(20));
+
+      var infoResponse = d.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
+      assertEquals("efs.csi.aws.com", infoResponse.getName());
+      assertFalse(infoResponse.getVendorVersion().isBlank());
+      assertEquals(Set.of(Type.VOLUME_ACCESSIBILITY_CONSTRAINTS), capabilities(d));
+
+      assertFalse(probe(d), "state dir is not usable yet");
+      Files.delete(stateDir);
+      assertTrue(
+          eventually(d, Duration.ofSeconds(10)), "Probe did not flip to ready:\n" + d.logText());
+      assertTrue(Files.isDirectory(stateDir));
+
+      assertEquals(0, d.terminate(Duration.ofSeconds(30)), d.logText());
+      assertFalse(Files.exists(socket), "socket left behind after SIGTERM");
+      String log = d.logText();
+      assertTrue(log.contains("plugin is not ready: state dir"), log);
+      assertTrue(log.contains("plugin is ready"), log);
+      assertTrue(log.contains("received SIGTERM"), log);
+      assertTrue(log.contains("efs-csi stopped"), log);
+    }
+  }
+
+  @Test
+  void controllerAdvertisesTheControllerServiceAndServesHealthAndMetrics(TestInfo info)
+      throws Exception {
+    Path socket = tmp.resolve("csi.sock");
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    try (PackagedDriver d =
+        PackagedDriver.start(
+            socket,
+            logFor(info),
+            PackagedDriver.cleanEnv(),
+            "controller",
+            "--endpoint=unix:" + socket,
+            "--region=us-east-1",
+            "--http-endpoint=127.0.0.1:" + port)) {
+      d.awaitSocket(Duration.ofSeconds(20));
+      assertEquals(
+          Set.of(Type.CONTROLLER_SERVICE, Type.VOLUME_ACCESSIBILITY_CONSTRAINTS), capabilities(d));
+      assertTrue(eventually(d, Duration.ofSeconds(10)), d.logText());
+
+      HttpClient http = HttpClient.newHttpClient();
+      HttpResponse<String> health =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz")).build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, health.statusCode(), health.body());
+      HttpResponse<String> metrics =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertEquals(200, metrics.statusCode());
+      assertTrue(metrics.body().contains("jvm_memory_used_bytes"), metrics.body());
+      assertEquals(0, d.terminate(Duration.ofSeconds(30)), d.logText());
+    }
+  }
+
+  @Test
+  void controllerWithoutARegionIsNotReadyAndSaysWhy(TestInfo info) throws Exception {
+    Path socket = tmp.resolve("csi.sock");
+    try (PackagedDriver d =
+        PackagedDriver.start(
+            socket,
+            logFor(info),
+            PackagedDriver.cleanEnv(),
+            "controller",
+            "--endpoint=unix://" + socket)) {
+      d.awaitSocket(Duration.ofSeconds(20));
+      Thread.sleep(500);
+      assertFalse(probe(d));
+      assertTrue(d.logText().contains("cannot determine the AWS region"), d.logText());
+      assertEquals(0, d.terminate(Duration.ofSeconds(30)), d.logText());
+    }
+  }
+
+  @Test
+  void goDriverStyleArgsWithoutACommandServeEverything(TestInfo info) throws Exception {
+    Path socket = tmp.resolve("csi.sock");
+    Map<String, String> env = PackagedDriver.cleanEnv();
+    env.put("AWS_REGION", "eu-west-1");
+    try (PackagedDriver d =
+        PackagedDriver.start(
+            socket,
+            logFor(info),
+            env,
+            "--endpoint=unix://" + socket,
+            "--logtostderr",
+            "--v=2",
+            "--state-dir=" + tmp.resolve("state"),
+            "--vol-metrics-opt-in=false",
+            "--max-inflight-mount-calls-opt-in=true",
+            "--max-inflight-mount-calls=10")) {
+      d.awaitSocket(Duration.ofSeconds(20));
+      assertTrue(capabilities(d).contains(Type.CONTROLLER_SERVICE));
+      assertTrue(eventually(d, Duration.ofSeconds(10)), d.logText());
+      assertEquals(0, d.terminate(Duration.ofSeconds(30)), d.logText());
+    }
+  }
+
+  @Test
+  void badCommandLinesExitTwoWithoutListening(TestInfo info) throws Exception {
+    Path socket = tmp.resolve("csi.sock");
+    for (List<String> args :
+        List.of(
+            List.of("node", "--endpoint=unix://" + socket, "--no-such-flag"),
+            List.of("controller", "--endpoint=unix://" + socket, "--v=loud"),
+            List.of("nodes"))) {
+      try (PackagedDriver d =
+          PackagedDriver.start(
+              socket, logFor(info), PackagedDriver.cleanEnv(), args.toArray(String[]::new))) {
+        assertTrue(d.process.waitFor(20, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(2, d.process.exitValue(), d.logText());
+        assertTrue(d.logText().startsWith("efs-csi: "), d.logText());
+        assertFalse(Files.exists(socket));
+      }
+    }
+  }
+}
