@@ -101,6 +101,13 @@ public final class Main {
     }
     Logging.configure(common.verbosity());
     Logger log = LoggerFactory.getLogger(Main.class);
+    // Trap SIGTERM before the socket exists, so a stop that arrives during start-up is graceful.
+    CountDownLatch stopRequested = new CountDownLatch(1);
+    boolean trapped =
+        Signals.onTermination(signal -> {
+          log.info("received SIG{}, shutting down", signal);
+          stopRequested.countDown();
+        });
     DriverRuntime runtime;
     try {
       runtime = DriverRuntime.start(common, BuildInfo.load(), plugins);
@@ -109,26 +116,15 @@ public final class Main {
       err.println("efs-csi: cannot start: " + e.getMessage());
       return 1;
     }
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runnable stop =
-        () -> {
-          runtime.close();
-          stopped.countDown();
-        };
-    boolean trapped =
-        Signals.onTermination(signal -> {
-          log.info("received SIG{}, shutting down", signal);
-          Thread.ofPlatform().name("shutdown").start(stop);
-        });
     if (!trapped) {
-      Runtime.getRuntime().addShutdownHook(new Thread(stop, "shutdown"));
+      Runtime.getRuntime().addShutdownHook(new Thread(runtime::close, "shutdown"));
     }
     try {
-      stopped.await();
+      stopRequested.await();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      runtime.close();
     }
+    runtime.close();
     return 0;
   }
 
