@@ -11,6 +11,7 @@ import io.efscsi.controller.ControllerOptions;
 import io.efscsi.controller.ControllerPlugin;
 import io.efscsi.node.NodeOptions;
 import io.efscsi.node.NodePlugin;
+import io.efscsi.proxy.util.Signals;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,0 +1,348 @@
+package io.efscsi.proxy;
+
+import io.efscsi.proxy.rpc.PartitionBinding;
+import io.efscsi.proxy.rpc.RecordChunk;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One kernel NFS connection and its upstream connections (an "incarnation"). Requests are steered
+ * whole-record, round-robin, to the upstreams; replies and server callbacks come back from any of
+ * them, interleaved only at record boundaries. All of it runs on the client channel's event loop.
+ *
+ * <p>Backpressure: the client is read only while the upstream being written can take more (write
+ * watermarks), and an upstream is read only while the client can take more, so a backlog flushed by
+ * the kernel after an outage waits in socket buffers, not in this process.
+ */
+final class ClientSession extends ChannelInboundHandlerAdapter {
+
+  private static final Logger log = LoggerFactory.getLogger(ClientSession.class);
+  private static final AtomicLong INCARNATIONS = new AtomicLong();
+  private static final long SCALE_UP_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(300);
+
+  /** Opens bound upstream connections; {@link UpstreamConnector} in production. */
+  interface Connector {
+    io.netty.util.concurrent.Future<UpstreamConnector.Upstream> connect(
+        io.netty.channel.EventLoop loop, long incarnation);
+  }
+
+  private final Connector connector;
+  private final java.util.function.LongSupplier nanoTime;
+  private final ProxyMetrics metrics;
+  private final int maxConnections;
+  private final long incarnation = INCARNATIONS.incrementAndGet();
+  private final List<UpstreamHandler> upstreams = new ArrayList<>();
+  private Channel client;
+  private UpstreamHandler target;
+  private int next;
+  private boolean clientPaused;
+  private long pausedSince;
+  private UpstreamHandler replyOwner;
+  private final List<UpstreamHandler> waitingToReply = new ArrayList<>();
+  private byte[] partition;
+  private PartitionBinding.ScaleUp scaleUp = PartitionBinding.ScaleUp.DEFAULT;
+  private ScheduledFuture<?> meter;
+  private long lastBytes;
+  private long lastMeterNanos;
+  private long breachedSince = -1;
+  private boolean scaling;
+  private long scaleUpNotBefore;
+  private long bytes;
+
+  ClientSession(Connector connector, ProxyMetrics metrics, int maxConnections) {
+    this(connector, metrics, maxConnections, System::nanoTime);
+  }
+
+  ClientSession(
+      Connector connector,
+      ProxyMetrics metrics,
+      int maxConnections,
+      java.util.function.LongSupplier nanoTime) {
+    this.connector = connector;
+    this.nanoTime = nanoTime;
+    this.metrics = metrics;
+    this.maxConnections = maxConnections;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) {
+    client = ctx.channel();
+    metrics.clientConnections.increment();
+    metrics.activeClients.incrementAndGet();
+    connector
+        .connect(client.eventLoop(), incarnation)
+        .addListener(f -> {
+          if (!f.isSuccess()) {
+            log.warn("incarnation {}: no upstream: {}", incarnation, f.cause().getMessage());
+            closeOnFlush(client);
+            return;
+          }
+          UpstreamConnector.Upstream up = (UpstreamConnector.Upstream) f.getNow();
+          if (!client.isActive()) {
+            up.channel().close();
+            return;
+          }
+          if (up.bind() instanceof PartitionBinding.Reply.Bound b) {
+            partition = b.partitionId();
+          }
+          scaleUp = up.bind().scaleUp();
+          add(up.channel());
+          log.debug("incarnation {}: upstream ready ({})", incarnation, describe(up.bind()));
+          lastMeterNanos = nanoTime.getAsLong();
+          meter = client.eventLoop().scheduleAtFixedRate(this::meter, 1, 1, TimeUnit.SECONDS);
+          client.read();
+        });
+    ctx.fireChannelActive();
+  }
+
+  private void add(Channel upstream) {
+    UpstreamHandler h = new UpstreamHandler(this, upstream, metrics);
+    upstream.pipeline().addLast("framer", new io.efscsi.proxy.rpc.RecordFramer("server"));
+    upstream.pipeline().addLast("relay", h);
+    upstreams.add(h);
+    upstream.closeFuture().addListener(f -> upstreamClosed(h));
+    upstream.read();
+  }
+
+  // ---- client -> server
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    RecordChunk chunk = (RecordChunk) msg;
+    if (upstreams.isEmpty()) {
+      chunk.release();
+      return;
+    }
+    if (chunk.start() || target == null) {
+      target = upstreams.get(next++ % upstreams.size());
+    }
+    int n = chunk.content().readableBytes();
+    metrics.bytesToServer.add(n);
+    bytes += n;
+    if (chunk.end()) {
+      metrics.recordsToServer.increment();
+    }
+    target.channel.write(chunk.content(), target.channel.voidPromise());
+    target.dirty = true;
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) {
+    boolean blocked = false;
+    for (UpstreamHandler u : upstreams) {
+      if (u.dirty) {
+        u.dirty = false;
+        u.channel.flush();
+      }
+      blocked |= !u.channel.isWritable();
+    }
+    if (blocked) {
+      pauseClient();
+    } else {
+      client.read();
+    }
+  }
+
+  private void pauseClient() {
+    if (!clientPaused) {
+      clientPaused = true;
+      pausedSince = nanoTime.getAsLong();
+    }
+  }
+
+  /** An upstream drained below its low watermark. */
+  void upstreamWritable() {
+    if (!clientPaused) {
+      return;
+    }
+    for (UpstreamHandler u : upstreams) {
+      if (!u.channel.isWritable()) {
+        return;
+      }
+    }
+    clientPaused = false;
+    metrics.pausedNanos.add(nanoTime.getAsLong() - pausedSince);
+    client.read();
+  }
+
+  // ---- server -> client
+
+  /** A chunk from an upstream; false when it must wait because another upstream is mid-record. */
+  boolean reply(UpstreamHandler from, RecordChunk chunk) {
+    if (replyOwner != null && replyOwner != from) {
+      return false;
+    }
+    replyOwner = chunk.end() ? null : from;
+    int n = chunk.content().readableBytes();
+    metrics.bytesToClient.add(n);
+    bytes += n;
+    if (chunk.end()) {
+      metrics.recordsToClient.increment();
+    }
+    client.write(chunk.content(), client.voidPromise());
+    if (replyOwner == null && !waitingToReply.isEmpty()) {
+      client.eventLoop().execute(this::releaseWaiting);
+    }
+    return true;
+  }
+
+  void waitToReply(UpstreamHandler u) {
+    if (!waitingToReply.contains(u)) {
+      waitingToReply.add(u);
+    }
+  }
+
+  private void releaseWaiting() {
+    while (replyOwner == null && !waitingToReply.isEmpty()) {
+      waitingToReply.removeFirst().deliverPending();
+    }
+    client.flush();
+  }
+
+  boolean clientWritable() {
+    return client.isWritable();
+  }
+
+  void flushClient() {
+    client.flush();
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+    if (client.isWritable()) {
+      for (UpstreamHandler u : upstreams) {
+        u.clientWritable();
+      }
+    }
+    ctx.fireChannelWritabilityChanged();
+  }
+
+  // ---- scale-up: more connections on the same partition once throughput passes the threshold
+
+  private void meter() {
+    long now = nanoTime.getAsLong();
+    double seconds = (now - lastMeterNanos) / 1e9;
+    long rate = (long) ((bytes - lastBytes) / Math.max(seconds, 1e-3));
+    lastBytes = bytes;
+    lastMeterNanos = now;
+    int limit = Math.min(maxConnections, scaleUp.maxConnections());
+    if (scaling
+        || upstreams.size() != 1
+        || limit <= 1
+        || partition == null
+        || now < scaleUpNotBefore) {
+      return;
+    }
+    if (rate < scaleUp.bytesPerSecondThreshold()) {
+      breachedSince = -1;
+      return;
+    }
+    if (breachedSince < 0) {
+      breachedSince = now;
+    }
+    if (now - breachedSince >= TimeUnit.SECONDS.toNanos(Math.max(scaleUp.breachedSeconds(), 1))) {
+      scale(limit - 1);
+    }
+  }
+
+  private void scale(int extra) {
+    scaling = true;
+    metrics.scaleUps.increment();
+    log.info(
+        "incarnation {}: throughput over the threshold; adding {} connections", incarnation, extra);
+    int[] pending = {extra};
+    for (int i = 0; i < extra; i++) {
+      connector
+          .connect(client.eventLoop(), incarnation)
+          .addListener(f -> {
+            pending[0]--;
+            if (f.isSuccess()) {
+              UpstreamConnector.Upstream up = (UpstreamConnector.Upstream) f.getNow();
+              if (client.isActive()
+                  && up.bind() instanceof PartitionBinding.Reply.Bound b
+                  && b.ready()
+                  && Arrays.equals(b.partitionId(), partition)) {
+                add(up.channel());
+              } else {
+                up.channel().close();
+              }
+            }
+            if (pending[0] == 0) {
+              scaling = false;
+              if (upstreams.size() == 1) {
+                scaleUpNotBefore = nanoTime.getAsLong() + SCALE_UP_BACKOFF_NANOS;
+              }
+              log.info("incarnation {}: {} upstream connections", incarnation, upstreams.size());
+            }
+          });
+    }
+  }
+
+  int upstreamCount() {
+    return upstreams.size();
+  }
+
+  // ---- teardown: any upstream lost ends the incarnation; the kernel reconnects
+
+  private void upstreamClosed(UpstreamHandler h) {
+    if (client != null && client.isActive()) {
+      log.info(
+          "incarnation {}: an upstream connection closed; closing the client connection",
+          incarnation);
+      closeOnFlush(client);
+    }
+    upstreams.remove(h);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) {
+    metrics.activeClients.decrementAndGet();
+    if (meter != null) {
+      meter.cancel(false);
+    }
+    for (UpstreamHandler u : List.copyOf(upstreams)) {
+      closeOnFlush(u.channel);
+    }
+    ctx.fireChannelInactive();
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    log.warn("incarnation {}: client connection failed: {}", incarnation, cause.getMessage());
+    metrics.lastError = "client: " + cause.getMessage();
+    closeOnFlush(ctx.channel());
+  }
+
+  static void closeOnFlush(Channel ch) {
+    if (ch.isActive()) {
+      ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    } else {
+      ch.close();
+    }
+  }
+
+  private static String describe(PartitionBinding.Reply r) {
+    return switch (r) {
+      case PartitionBinding.Reply.Bound b ->
+          (b.ready() ? "READY" : "PREFERRED")
+              + " partition "
+              + b.partitionHex().substring(0, 16)
+              + "…";
+      case PartitionBinding.Reply.Retry x ->
+          (x.later() ? "RETRY_LATER" : "RETRY") + " " + x.message();
+      case PartitionBinding.Reply.Failed x -> "ERROR " + x.message();
+      case PartitionBinding.Reply.Unsupported x -> "unbound: " + x.reason();
+    };
+  }
+}

@@ -1,0 +1,113 @@
+package io.efscsi.proxy;
+
+import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.proxy.tls.TlsContexts;
+import io.efscsi.proxy.util.Signals;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.security.Security;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code efs-csi proxy --config <file>}: one per-mount proxy process. Exit codes tell the
+ * supervisor what happened: 0 stopped by SIGTERM, 2 bad command line, 10 the port could not be
+ * bound (never mount onto it), 11 bad config, 12 unusable TLS material.
+ */
+public final class ProxyMain {
+
+  public static final int EXIT_USAGE = 2;
+  public static final int EXIT_BIND_FAILED = 10;
+  public static final int EXIT_CONFIG = 11;
+  public static final int EXIT_TLS = 12;
+
+  private static final Logger log = LoggerFactory.getLogger(ProxyMain.class);
+
+  private ProxyMain() {}
+
+  public static void main(String[] args) {
+    System.exit(run(List.of(args), System.err));
+  }
+
+  static int run(List<String> args, PrintStream err) {
+    Path configFile = null;
+    for (int i = 0; i < args.size(); i++) {
+      String a = args.get(i);
+      if (a.equals("--config") && i + 1 < args.size()) {
+        configFile = Path.of(args.get(++i));
+      } else if (a.startsWith("--config=")) {
+        configFile = Path.of(a.substring("--config=".length()));
+      } else {
+        err.println(
+            "efs-csi proxy: unexpected argument '" + a + "'; usage: efs-csi proxy --config <file>");
+        return EXIT_USAGE;
+      }
+    }
+    if (configFile == null) {
+      err.println("efs-csi proxy: usage: efs-csi proxy --config <file>");
+      return EXIT_USAGE;
+    }
+    ProxyConfig config;
+    try {
+      config = ProxyConfig.load(configFile);
+    } catch (IOException | IllegalArgumentException e) {
+      err.println("efs-csi proxy: config " + configFile + ": " + e.getMessage());
+      return EXIT_CONFIG;
+    }
+    // Mount target names are resolved again for every upstream connection; keep the JVM's cache
+    // short.
+    Security.setProperty("networkaddress.cache.ttl", "5");
+    TlsContexts tls = null;
+    if (config.tls()) {
+      try {
+        tls = new TlsContexts(config);
+      } catch (IOException e) {
+        err.println("efs-csi proxy: " + e.getMessage());
+        return EXIT_TLS;
+      }
+    }
+    ProxyServer server;
+    try {
+      server = ProxyServer.start(config, tls);
+    } catch (ProxyServer.BindFailedException e) {
+      err.println("efs-csi proxy: " + e.getMessage());
+      return EXIT_BIND_FAILED;
+    } catch (IOException e) {
+      err.println("efs-csi proxy: " + e.getMessage());
+      return EXIT_CONFIG;
+    }
+    log.info(
+        "proxy listening on 127.0.0.1:{} for {}:{} (tls {}, bind {})",
+        config.listenPort(),
+        config.upstreamHost(),
+        config.upstreamPort(),
+        tls == null ? "off" : tls.provider(),
+        config.bind());
+    CountDownLatch stop = new CountDownLatch(1);
+    Signals.onTermination(s -> stop.countDown());
+    if (tls != null) {
+      TlsContexts t = tls;
+      Signals.on(s -> server.group().execute(() -> count(server, t.reload())), "HUP");
+      server
+          .group()
+          .scheduleWithFixedDelay(() -> count(server, t.reloadIfChanged()), 2, 2, TimeUnit.SECONDS);
+    }
+    try {
+      stop.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    server.close();
+    return 0;
+  }
+
+  private static void count(ProxyServer server, boolean reloaded) {
+    if (reloaded) {
+      server.metrics().tlsReloads.increment();
+    }
+  }
+}

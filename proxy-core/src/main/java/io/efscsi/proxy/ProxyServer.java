@@ -1,0 +1,178 @@
+package io.efscsi.proxy;
+
+import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.proxy.control.ControlServer;
+import io.efscsi.proxy.rpc.RecordFramer;
+import io.efscsi.proxy.tls.TlsContexts;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.util.concurrent.Future;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The proxy's listener on 127.0.0.1:port and everything behind it, on one epoll event loop. Every
+ * kernel connection (nconnect opens several) gets its own {@link ClientSession}.
+ */
+public final class ProxyServer implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(ProxyServer.class);
+
+  /** Reads of at most 4 × 64 KiB per wake-up: a bound on what one read can add to memory. */
+  static AdaptiveRecvByteBufAllocator recvAllocator() {
+    AdaptiveRecvByteBufAllocator a = new AdaptiveRecvByteBufAllocator(1024, 16 * 1024, 64 * 1024);
+    a.maxMessagesPerRead(4);
+    return a;
+  }
+
+  /** The port could not be bound: the caller must not mount. */
+  public static final class BindFailedException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    BindFailedException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  private final ProxyConfig config;
+  private final EventLoopGroup group;
+  private final Channel listener;
+  private final ProxyMetrics metrics;
+  private final UpstreamConnector connector;
+  private final TlsContexts tls;
+  private final ControlServer control;
+  private final long startedNanos = System.nanoTime();
+
+  private ProxyServer(
+      ProxyConfig config,
+      EventLoopGroup group,
+      Channel listener,
+      ProxyMetrics metrics,
+      UpstreamConnector connector,
+      TlsContexts tls,
+      ControlServer control) {
+    this.config = config;
+    this.group = group;
+    this.listener = listener;
+    this.metrics = metrics;
+    this.connector = connector;
+    this.tls = tls;
+    this.control = control;
+  }
+
+  /** Binds the port and the control socket. {@code tls} is null when encryption is off. */
+  public static ProxyServer start(ProxyConfig config, TlsContexts tls) throws IOException {
+    EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    ProxyMetrics metrics = new ProxyMetrics();
+    UUID id = UUID.randomUUID();
+    byte[] identifier = new byte[16];
+    java.nio.ByteBuffer.wrap(identifier)
+        .putLong(id.getMostSignificantBits())
+        .putLong(id.getLeastSignificantBits());
+    UpstreamConnector connector = new UpstreamConnector(config, tls, metrics, identifier);
+    ServerBootstrap b =
+        new ServerBootstrap()
+            .group(group)
+            .channel(EpollServerSocketChannel.class)
+            .option(ChannelOption.SO_REUSEADDR, true)
+            .option(ChannelOption.SO_BACKLOG, 64)
+            .childOption(ChannelOption.AUTO_READ, false)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, UpstreamConnector.WATERMARK)
+            .childOption(ChannelOption.RECVBUF_ALLOCATOR, recvAllocator())
+            .childHandler(
+                new ChannelInitializer<Channel>() {
+                  @Override
+                  protected void initChannel(Channel ch) {
+                    ch.pipeline()
+                        .addLast("framer", new RecordFramer("client"))
+                        .addLast(
+                            "session",
+                            new ClientSession(connector, metrics, config.maxConnections()));
+                  }
+                });
+    Channel listener;
+    InetSocketAddress address = new InetSocketAddress("127.0.0.1", config.listenPort());
+    try {
+      listener = b.bind(address).sync().channel();
+    } catch (Exception e) {
+      group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+      throw new BindFailedException(
+          "cannot listen on 127.0.0.1:" + config.listenPort() + ": " + e.getMessage(), e);
+    }
+    ProxyServer server = new ProxyServer(config, group, listener, metrics, connector, tls, null);
+    if (config.controlSocket().isEmpty()) {
+      return server;
+    }
+    try {
+      ControlServer control =
+          ControlServer.start(
+              group,
+              config.controlSocket().get(),
+              new ControlServer.Commands() {
+                @Override
+                public String status() {
+                  return server.statusJson();
+                }
+
+                @Override
+                public Future<String> ping() {
+                  return NullPing.run(connector, group.next(), 10_000);
+                }
+              });
+      return new ProxyServer(config, group, listener, metrics, connector, tls, control);
+    } catch (IOException e) {
+      server.close();
+      throw e;
+    }
+  }
+
+  public ProxyMetrics metrics() {
+    return metrics;
+  }
+
+  /** Status for the supervisor: version, port, upstream, partition, connections, bytes, errors. */
+  public String statusJson() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("version", ProxyServer.class.getPackage().getImplementationVersion());
+    m.put("pid", ProcessHandle.current().pid());
+    m.put("port", config.listenPort());
+    m.put("upstream", config.upstreamHost() + ":" + config.upstreamPort());
+    m.put("tls", config.tls() ? tls.provider() : "off");
+    m.put("bind", config.bind().name());
+    m.put("uptime_seconds", (System.nanoTime() - startedNanos) / 1_000_000_000L);
+    m.putAll(metrics.snapshot());
+    return Json.object(m);
+  }
+
+  public EventLoopGroup group() {
+    return group;
+  }
+
+  @Override
+  public void close() {
+    if (control != null) {
+      control.close();
+    }
+    listener.close().syncUninterruptibly();
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    log.info("proxy on 127.0.0.1:{} stopped", config.listenPort());
+  }
+
+  UpstreamConnector connector() {
+    return connector;
+  }
+}

@@ -1,0 +1,209 @@
+package io.efscsi.proxy;
+
+import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.proxy.config.ProxyConfig.BindProtocol;
+import io.efscsi.proxy.rpc.BindHandler;
+import io.efscsi.proxy.rpc.PartitionBinding;
+import io.efscsi.proxy.tls.TlsContexts;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+import java.net.InetSocketAddress;
+import javax.net.ssl.SSLParameters;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Opens upstream connections: TCP to the mount target (its name resolved again for every
+ * connection), keepalive and TCP_USER_TIMEOUT so a dead peer is found in seconds, TLS first in the
+ * pipeline when encryption is on (SNI and hostname check against the file system's name; never a
+ * plaintext fallback), then BindClientToPartition. The result is a connected channel with AUTO_READ
+ * off and the bind reply.
+ */
+public final class UpstreamConnector implements ClientSession.Connector {
+
+  private static final Logger log = LoggerFactory.getLogger(UpstreamConnector.class);
+
+  /** Low/high write watermarks per connection: the ceiling on bytes queued in the proxy. */
+  static final WriteBufferWaterMark WATERMARK = new WriteBufferWaterMark(64 * 1024, 256 * 1024);
+
+  /** A connected, bound (or knowingly unbound) upstream. */
+  public record Upstream(Channel channel, PartitionBinding.Reply bind) {}
+
+  private final ProxyConfig config;
+  private final TlsContexts tls;
+  private final ProxyMetrics metrics;
+  private final byte[] identifier;
+
+  public UpstreamConnector(
+      ProxyConfig config, TlsContexts tls, ProxyMetrics metrics, byte[] identifier) {
+    this.config = config;
+    this.tls = tls;
+    this.metrics = metrics;
+    this.identifier = identifier.clone();
+  }
+
+  /**
+   * Connects and binds. A server that does not know the bind RPC gets a fresh connection that is
+   * not bound (efs-proxy's fallback).
+   */
+  @Override
+  public Future<Upstream> connect(EventLoop loop, long incarnation) {
+    Promise<Upstream> done = loop.newPromise();
+    attempt(loop, incarnation, config.bind(), done);
+    return done;
+  }
+
+  private void attempt(
+      EventLoop loop, long incarnation, BindProtocol protocol, Promise<Upstream> done) {
+    Promise<PartitionBinding.Reply> bound = loop.newPromise();
+    Bootstrap b =
+        new Bootstrap()
+            .group(loop)
+            .channel(EpollSocketChannel.class)
+            .option(ChannelOption.AUTO_READ, false)
+            .option(ChannelOption.TCP_NODELAY, true)
+            .option(ChannelOption.SO_KEEPALIVE, true)
+            .option(EpollChannelOption.TCP_KEEPIDLE, (int) config.keepAliveIdle().toSeconds())
+            .option(EpollChannelOption.TCP_KEEPINTVL, (int) config.keepAliveInterval().toSeconds())
+            .option(EpollChannelOption.TCP_KEEPCNT, config.keepAliveCount())
+            .option(EpollChannelOption.TCP_USER_TIMEOUT, (int) config.tcpUserTimeout().toMillis())
+            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
+            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATERMARK)
+            .option(ChannelOption.RECVBUF_ALLOCATOR, ProxyServer.recvAllocator())
+            .handler(
+                new ChannelInitializer<Channel>() {
+                  @Override
+                  protected void initChannel(Channel ch) {
+                    if (config.tls()) {
+                      ch.pipeline().addLast("tls", sslHandler(ch));
+                    }
+                    if (protocol != BindProtocol.NONE) {
+                      ch.pipeline()
+                          .addLast(
+                              "bind",
+                              new BindHandler(
+                                  protocol,
+                                  identifier,
+                                  incarnation,
+                                  config.tls(),
+                                  config.bindTimeout(),
+                                  bound));
+                    }
+                  }
+                });
+    ChannelFuture cf =
+        b.connect(InetSocketAddress.createUnresolved(config.upstreamHost(), config.upstreamPort()));
+    cf.addListener(f -> {
+      if (!f.isSuccess()) {
+        fail(done, "cannot connect to " + target() + ": " + f.cause().getMessage(), f.cause());
+        return;
+      }
+      Channel ch = cf.channel();
+      if (protocol == BindProtocol.NONE) {
+        if (config.tls()) {
+          ch.pipeline()
+              .get(SslHandler.class)
+              .handshakeFuture()
+              .addListener(h -> {
+                if (h.isSuccess()) {
+                  succeed(done, ch, new PartitionBinding.Reply.Unsupported("binding off"));
+                } else {
+                  tlsFailed(done, ch, h.cause());
+                }
+              });
+        } else {
+          succeed(done, ch, new PartitionBinding.Reply.Unsupported("binding off"));
+        }
+        return;
+      }
+      bound.addListener(r -> {
+        if (r.isSuccess()) {
+          PartitionBinding.Reply reply = bound.getNow();
+          if (reply instanceof PartitionBinding.Reply.Unsupported u
+              && config.bind() != BindProtocol.NONE) {
+            metrics.bindUnsupported.increment();
+            log.info(
+                "{} does not bind partitions ({}); using an unbound tunnel", target(), u.reason());
+            ch.close();
+            attempt(loop, incarnation, BindProtocol.NONE, done);
+            return;
+          }
+          succeed(done, ch, reply);
+        } else if (config.tls() && !handshakeDone(ch)) {
+          tlsFailed(done, ch, r.cause());
+        } else {
+          ch.close();
+          fail(done, "binding to " + target() + " failed: " + r.cause().getMessage(), r.cause());
+        }
+      });
+    });
+  }
+
+  private static boolean handshakeDone(Channel ch) {
+    SslHandler h = ch.pipeline().get(SslHandler.class);
+    return h != null && h.handshakeFuture().isSuccess();
+  }
+
+  private SslHandler sslHandler(Channel ch) {
+    SslHandler h = tls.current().newHandler(ch.alloc(), config.serverName(), config.upstreamPort());
+    SSLParameters params = h.engine().getSSLParameters();
+    params.setEndpointIdentificationAlgorithm(config.verifyHostname() ? "HTTPS" : null);
+    h.engine().setSSLParameters(params);
+    h.setHandshakeTimeoutMillis(10_000);
+    return h;
+  }
+
+  private void succeed(Promise<Upstream> done, Channel ch, PartitionBinding.Reply reply) {
+    metrics.upstreamConnections.increment();
+    metrics.activeUpstreams.incrementAndGet();
+    ch.closeFuture().addListener(f -> metrics.activeUpstreams.decrementAndGet());
+    if (reply instanceof PartitionBinding.Reply.Bound bound) {
+      metrics.partition = bound.partitionHex();
+    }
+    if (!done.trySuccess(new Upstream(ch, reply))) {
+      ch.close();
+    }
+  }
+
+  private void tlsFailed(Promise<Upstream> done, Channel ch, Throwable cause) {
+    metrics.tlsHandshakeFailures.increment();
+    String message =
+        "TLS handshake with "
+            + target()
+            + " (server name "
+            + config.serverName()
+            + ") failed: "
+            + rootMessage(cause);
+    log.error(message);
+    ch.close();
+    fail(done, message, cause);
+  }
+
+  private void fail(Promise<Upstream> done, String message, Throwable cause) {
+    metrics.upstreamFailures.increment();
+    metrics.lastError = message;
+    done.tryFailure(new java.io.IOException(message, cause));
+  }
+
+  String target() {
+    return config.upstreamHost() + ":" + config.upstreamPort();
+  }
+
+  static String rootMessage(Throwable t) {
+    Throwable r = t;
+    while (r.getCause() != null && r.getCause() != r) {
+      r = r.getCause();
+    }
+    return r.getClass().getSimpleName() + ": " + r.getMessage();
+  }
+}

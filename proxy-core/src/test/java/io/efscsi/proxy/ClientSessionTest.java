@@ -1,0 +1,212 @@
+package io.efscsi.proxy;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.efscsi.proxy.rpc.PartitionBinding;
+import io.efscsi.proxy.rpc.RecordFramer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.concurrent.ImmediateEventExecutor;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The session's routing with in-memory channels: round-robin, scale-up, replies and callbacks. */
+class ClientSessionTest {
+
+  static final PartitionBinding.ScaleUp SCALE = new PartitionBinding.ScaleUp(3, 1000, 1, 1);
+
+  long now;
+  final ProxyMetrics metrics = new ProxyMetrics();
+  final Deque<PartitionBinding.Reply> replies = new ArrayDeque<>();
+  final List<EmbeddedChannel> upstreams = new ArrayList<>();
+
+  static byte[] partition(int fill) {
+    byte[] p = new byte[64];
+    Arrays.fill(p, (byte) fill);
+    return p;
+  }
+
+  static PartitionBinding.Reply ready(int fill) {
+    return new PartitionBinding.Reply.Bound(true, partition(fill), SCALE);
+  }
+
+  EmbeddedChannel client(int maxConnections) {
+    ClientSession.Connector connector =
+        (loop, incarnation) -> {
+          EmbeddedChannel up = new EmbeddedChannel();
+          upstreams.add(up);
+          return ImmediateEventExecutor.INSTANCE.newSucceededFuture(
+              new UpstreamConnector.Upstream(up, replies.removeFirst()));
+        };
+    return new EmbeddedChannel(
+        new RecordFramer("client"),
+        new ClientSession(connector, metrics, maxConnections, () -> now));
+  }
+
+  static byte[] record(int size, int seed) {
+    byte[] r = new byte[size + 4];
+    new Random(seed).nextBytes(r);
+    int mark = 0x8000_0000 | size;
+    r[0] = (byte) (mark >>> 24);
+    r[1] = (byte) (mark >>> 16);
+    r[2] = (byte) (mark >>> 8);
+    r[3] = (byte) mark;
+    return r;
+  }
+
+  static byte[] drain(EmbeddedChannel ch) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteBuf b;
+    while ((b = ch.readOutbound()) != null) {
+      byte[] bytes = new byte[b.readableBytes()];
+      b.readBytes(bytes);
+      b.release();
+      out.writeBytes(bytes);
+    }
+    return out.toByteArray();
+  }
+
+  /** Two metered seconds over the threshold make the session add connections. */
+  void driveOverThreshold(EmbeddedChannel client) {
+    for (int s = 0; s < 2; s++) {
+      client.writeInbound(Unpooled.wrappedBuffer(record(2000, s)));
+      now += TimeUnit.SECONDS.toNanos(1);
+      client.advanceTimeBy(1, TimeUnit.SECONDS);
+      client.runScheduledPendingTasks();
+    }
+    for (EmbeddedChannel u : upstreams) {
+      drain(u);
+    }
+  }
+
+  @Test
+  void singleUpstreamGetsEveryRecordByteForByte() {
+    replies.add(ready(1));
+    EmbeddedChannel client = client(5);
+    byte[] a = record(100, 1);
+    byte[] b = record(70_000, 2);
+    client.writeInbound(Unpooled.wrappedBuffer(a), Unpooled.wrappedBuffer(b));
+    ByteArrayOutputStream expected = new ByteArrayOutputStream();
+    expected.writeBytes(a);
+    expected.writeBytes(b);
+    assertArrayEquals(expected.toByteArray(), drain(upstreams.getFirst()));
+    assertEquals(2, metrics.recordsToServer.sum());
+  }
+
+  @Test
+  void overTheThresholdItScalesUpOnThePartitionAndRoundRobinsWholeRecords() {
+    replies.add(ready(1));
+    replies.add(ready(1));
+    replies.add(ready(1));
+    EmbeddedChannel client = client(5);
+    driveOverThreshold(client);
+    assertEquals(3, upstreams.size(), "min(server max 3, ours 5) connections");
+    assertEquals(1, metrics.scaleUps.sum());
+
+    List<byte[]> sent = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      byte[] r = record(1000 + i, 100 + i);
+      sent.add(r);
+      // split each record over two reads: a record must not be split over connections
+      client.writeInbound(Unpooled.wrappedBuffer(r, 0, 500));
+      client.writeInbound(Unpooled.wrappedBuffer(r, 500, r.length - 500));
+    }
+    int total = 0;
+    for (EmbeddedChannel u : upstreams) {
+      byte[] got = drain(u);
+      assertEquals(2, countWholeRecords(got, sent), "each connection gets two whole records");
+      total += got.length;
+    }
+    assertEquals(sent.stream().mapToInt(r -> r.length).sum(), total);
+  }
+
+  /** Counts how many of {@code sent} appear, whole and in order, back to back in {@code got}. */
+  static int countWholeRecords(byte[] got, List<byte[]> sent) {
+    int at = 0;
+    int n = 0;
+    while (at < got.length) {
+      boolean matched = false;
+      for (byte[] r : sent) {
+        if (at + r.length <= got.length && Arrays.equals(got, at, at + r.length, r, 0, r.length)) {
+          at += r.length;
+          n++;
+          matched = true;
+          break;
+        }
+      }
+      if (!matched) {
+        throw new AssertionError("bytes at " + at + " are not the start of a whole record");
+      }
+    }
+    return n;
+  }
+
+  @Test
+  void connectionsBoundToAnotherPartitionAreNotUsed() {
+    replies.add(ready(1));
+    replies.add(ready(2));
+    replies.add(new PartitionBinding.Reply.Retry(false, "try again", SCALE));
+    EmbeddedChannel client = client(5);
+    driveOverThreshold(client);
+    assertEquals(3, upstreams.size());
+    assertFalse(upstreams.get(1).isOpen(), "other partition: closed");
+    assertFalse(upstreams.get(2).isOpen(), "RETRY: closed");
+    byte[] r = record(10, 9);
+    client.writeInbound(Unpooled.wrappedBuffer(r));
+    assertArrayEquals(r, drain(upstreams.getFirst()));
+  }
+
+  @Test
+  void repliesAndCallbacksFromSeveralConnectionsAreNeverInterleavedMidRecord() {
+    replies.add(ready(1));
+    replies.add(ready(1));
+    replies.add(ready(1));
+    EmbeddedChannel client = client(5);
+    driveOverThreshold(client);
+    EmbeddedChannel u1 = upstreams.get(0);
+    EmbeddedChannel u2 = upstreams.get(1);
+
+    byte[] reply = record(5000, 7);
+    byte[] callback =
+        record(300, 8); // a CB_SEQUENCE-style call from the server on another connection
+    u1.writeInbound(Unpooled.wrappedBuffer(reply, 0, 2000));
+    u2.writeInbound(Unpooled.wrappedBuffer(callback));
+    u1.writeInbound(Unpooled.wrappedBuffer(reply, 2000, reply.length - 2000));
+    client.runPendingTasks();
+
+    ByteArrayOutputStream expected = new ByteArrayOutputStream();
+    expected.writeBytes(reply);
+    expected.writeBytes(callback);
+    assertArrayEquals(expected.toByteArray(), drain(client));
+    assertEquals(2, metrics.recordsToClient.sum());
+  }
+
+  @Test
+  void losingAnUpstreamEndsTheIncarnationSoTheKernelReconnects() {
+    replies.add(ready(1));
+    EmbeddedChannel client = client(5);
+    upstreams.getFirst().close();
+    client.runPendingTasks();
+    assertFalse(client.isOpen());
+  }
+
+  @Test
+  void theClientGoingAwayClosesItsUpstreams() {
+    replies.add(ready(1));
+    EmbeddedChannel client = client(5);
+    client.close();
+    assertTrue(upstreams.stream().noneMatch(EmbeddedChannel::isOpen));
+    assertEquals(0, metrics.activeClients.get());
+  }
+}
