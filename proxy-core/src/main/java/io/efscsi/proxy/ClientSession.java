@@ -319,8 +319,13 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    log.warn("incarnation {}: client connection failed: {}", incarnation, cause.getMessage());
-    metrics.lastError = "client: " + cause.getMessage();
+    if (cause instanceof java.io.IOException
+        && String.valueOf(cause.getMessage()).contains("reset by peer")) {
+      log.debug("incarnation {}: client reset the connection", incarnation);
+    } else {
+      log.warn("incarnation {}: client connection failed: {}", incarnation, cause.getMessage());
+      metrics.lastError = "client: " + cause.getMessage();
+    }
     closeOnFlush(ctx.channel());
   }
 

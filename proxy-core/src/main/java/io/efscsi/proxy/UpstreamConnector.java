@@ -44,6 +44,14 @@ public final class UpstreamConnector implements ClientSession.Connector {
   private final ProxyMetrics metrics;
   private final byte[] identifier;
 
+  /**
+   * After a server refused the bind RPC, skip it for a while instead of paying a reconnect each
+   * time.
+   */
+  private static final long UNBOUND_FOR_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(5);
+
+  private volatile long unboundUntil = Long.MIN_VALUE;
+
   public UpstreamConnector(
       ProxyConfig config, TlsContexts tls, ProxyMetrics metrics, byte[] identifier) {
     this.config = config;
@@ -59,7 +67,8 @@ public final class UpstreamConnector implements ClientSession.Connector {
   @Override
   public Future<Upstream> connect(EventLoop loop, long incarnation) {
     Promise<Upstream> done = loop.newPromise();
-    attempt(loop, incarnation, config.bind(), done);
+    boolean skipBind = unboundUntil != Long.MIN_VALUE && System.nanoTime() - unboundUntil < 0;
+    attempt(loop, incarnation, skipBind ? BindProtocol.NONE : config.bind(), done);
     return done;
   }
 

@@ -43,7 +43,7 @@ public final class TlsContexts {
   }
 
   public String provider() {
-    return OpenSsl.isAvailable() ? "BoringSSL " + OpenSsl.versionString() : "JDK";
+    return OpenSsl.isAvailable() ? OpenSsl.versionString() : "JDK";
   }
 
   /** Rebuilds the context when the CA, certificate or key file changed; true when it did. */

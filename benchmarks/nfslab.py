@@ -1,0 +1,170 @@
+"""A real NFS stack on loopback for benchmarks: nfs-ganesha, an stunnel TLS server in front of it
+(the EFS side), the stunnel client the Go driver used before efs-proxy, and our proxy. Needs the
+Debian packages nfs-ganesha nfs-ganesha-vfs stunnel4 libnfs-utils (scripts/test installs them)."""
+import os, shutil, signal, socket, subprocess, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LAUNCHER = os.path.join(ROOT, "dist", "target", "efs-csi", "bin", "efs-csi")
+SERVER_NAME = "fs-12345678.efs.us-east-1.amazonaws.com"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, proc=None, timeout=20):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited {proc.returncode} before listening on {port}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return time.monotonic() - t0
+        time.sleep(0.005)
+    raise RuntimeError(f"nothing listening on {port} after {timeout}s")
+
+
+class Lab:
+    def __init__(self, file_mib=256):
+        self.dir = tempfile.mkdtemp(prefix="efs-csi-lab-")
+        self.procs = []
+        self.export = os.path.join(self.dir, "export")
+        os.makedirs(self.export)
+        self.file_mib = file_mib
+        with open(os.path.join(self.export, "big.bin"), "wb") as f:
+            for _ in range(file_mib):
+                f.write(os.urandom(1 << 20))
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                        "-keyout", self.path("srv.key"), "-out", self.path("srv.crt"), "-days", "30",
+                        "-subj", f"/CN={SERVER_NAME}", "-addext", f"subjectAltName=DNS:{SERVER_NAME}"],
+                       check=True, capture_output=True)
+        self.nfs_port = free_port()
+        self.tls_port = free_port()
+        with open(self.path("ganesha.conf"), "w") as f:
+            f.write(f"""NFS_CORE_PARAM {{ NFS_Port = {self.nfs_port}; Bind_addr = 127.0.0.1; Protocols = 4;
+  Enable_NLM = false; Enable_RQUOTA = false; MNT_Port = 0; }}
+NFSV4 {{ Graceless = true; Minor_Versions = 0,1,2; }}
+NFS_KRB5 {{ Active_krb5 = false; }}
+EXPORT {{ Export_Id = 1; Path = {self.export}; Pseudo = /export; Access_Type = RW;
+  Squash = No_Root_Squash; SecType = sys; Protocols = 4; Transports = TCP; FSAL {{ Name = VFS; }} }}
+LOG {{ Default_Log_Level = EVENT; }}
+""")
+        self.spawn(["ganesha.nfsd", "-F", "-L", self.path("ganesha.log"), "-f", self.path("ganesha.conf"),
+                    "-p", self.path("ganesha.pid"), "-N", "NIV_EVENT"])
+        self.stunnel_server = self.stunnel("server", f"""accept = 127.0.0.1:{self.tls_port}
+connect = 127.0.0.1:{self.nfs_port}
+cert = {self.path('srv.crt')}
+key = {self.path('srv.key')}
+""")
+        wait_port(self.nfs_port, timeout=30)
+        wait_port(self.tls_port)
+        # ganesha answers the port before its grace handling settles; wait until a read works
+        t0 = time.monotonic()
+        while subprocess.run(["nfs-ls", self.url(self.nfs_port, "")], capture_output=True).returncode != 0:
+            if time.monotonic() - t0 > 30:
+                raise RuntimeError("ganesha does not answer")
+            time.sleep(0.5)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def url(self, port, name="big.bin"):
+        return f"nfs://127.0.0.1/export/{name}?version=4&nfsport={port}"
+
+    def spawn(self, args, log=None, env=None):
+        out = open(log, "w") if log else subprocess.DEVNULL
+        p = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env)
+        self.procs.append(p)
+        return p
+
+    def stunnel(self, name, section):
+        conf = self.path(f"stunnel-{name}.conf")
+        with open(conf, "w") as f:
+            f.write(f"foreground = yes\npid =\n[efs]\n{section}")
+        return self.spawn(["stunnel", conf], log=self.path(f"stunnel-{name}.log"))
+
+    def stunnel_client(self):
+        port = free_port()
+        p = self.stunnel(f"client-{port}", f"""client = yes
+accept = 127.0.0.1:{port}
+connect = 127.0.0.1:{self.tls_port}
+CAfile = {self.path('srv.crt')}
+verify = 2
+checkHost = {SERVER_NAME}
+sslVersion = TLSv1.2
+""")
+        wait_port(port, p)
+        return p, port
+
+    def proxy(self, tls=True, port=None, upstream_port=None, extra=None, env=None):
+        port = port or free_port()
+        conf = self.path(f"proxy-{port}.conf")
+        lines = {"listen.port": port, "upstream.host": "127.0.0.1",
+                 "upstream.port": upstream_port or (self.tls_port if tls else self.nfs_port),
+                 "tls": str(tls).lower(), "tls.server-name": SERVER_NAME,
+                 "tls.ca-file": self.path("srv.crt"),
+                 "control.socket": self.path(f"proxy-{port}.sock")}
+        lines.update(extra or {})
+        with open(conf, "w") as f:
+            f.writelines(f"{k}={v}\n" for k, v in lines.items())
+        t0 = time.monotonic()
+        p = self.spawn([LAUNCHER, "proxy", "--config", conf], log=self.path(f"proxy-{port}.log"), env=env)
+        wait_port(port, p)
+        return p, port, time.monotonic() - t0
+
+    def read(self, port, name="big.bin"):
+        out = self.path(f"out-{port}-{time.monotonic_ns()}.bin")
+        t0 = time.monotonic()
+        r = subprocess.run(["nfs-cp", self.url(port, name), out], capture_output=True, text=True)
+        dt = time.monotonic() - t0
+        if r.returncode != 0:
+            raise RuntimeError(f"nfs-cp through {port} failed: {r.stdout}{r.stderr}")
+        same = filecmp(out, os.path.join(self.export, name))
+        os.remove(out)
+        if not same:
+            raise RuntimeError(f"bytes read through {port} differ from the file")
+        return dt
+
+    def close(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def filecmp(a, b):
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(1 << 20), fb.read(1 << 20)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+def smaps(pid):
+    """The smaps_rollup fields (Rss, Pss, Private_Dirty, ...) in KiB."""
+    out = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].endswith(":"):
+                try:
+                    out[parts[0][:-1]] = int(parts[1])
+                except ValueError:
+                    pass
+    return out
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The proxy against its peers, in one run on the same file and server (nfs-ganesha on loopback):
+direct NFS, the stunnel client (TLS), our proxy with TLS and plain. Each reads a 256 MiB file with
+libnfs (nfs-cp) several times, byte-compared; prints medians and ratios, start-to-listening time,
+private memory idle and under load, PSS of 10 proxies, peak memory under a 4x larger backlog and CPU
+seconds per GiB. Usage: benchmarks/proxy.py [runs]  (after ./mvnw -DskipTests package)"""
+import os, statistics, sys, threading, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nfslab import Lab, smaps, cpu_seconds  # noqa: E402
+
+
+def timed_reads(lab, port, runs, pid=None):
+    times, cpu = [], 0.0
+    for _ in range(runs):
+        c0 = cpu_seconds(pid) if pid else 0
+        times.append(lab.read(port))
+        cpu += (cpu_seconds(pid) - c0) if pid else 0
+    return statistics.median(times), cpu / (runs * lab.file_mib / 1024)
+
+
+def peak_private(pid, work):
+    peak = [0]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            m = smaps(pid)
+            peak[0] = max(peak[0], m.get("Private_Dirty", 0))
+            time.sleep(0.02)
+
+    t = threading.Thread(target=sample)
+    t.start()
+    try:
+        work()
+    finally:
+        done.set()
+        t.join()
+    return peak[0] / 1024
+
+
+def parallel_reads(lab, port, n):
+    threads = [threading.Thread(target=lab.read, args=(port,)) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def main():
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    lab = Lab(256)
+    try:
+        mib = lab.file_mib
+        lab.read(lab.nfs_port)  # warm ganesha's page cache
+        direct, _ = timed_reads(lab, lab.nfs_port, runs)
+        st, st_port = lab.stunnel_client()
+        stunnel, st_cpu = timed_reads(lab, st_port, runs, st.pid)
+        starts = []
+        for _ in range(5):
+            p, port, dt = lab.proxy(tls=True)
+            starts.append(dt)
+            p.terminate()
+            p.wait()
+        tls_p, tls_port, _ = lab.proxy(tls=True)
+        time.sleep(1)
+        idle = smaps(tls_p.pid)
+        ours_tls, tls_cpu = timed_reads(lab, tls_port, runs, tls_p.pid)
+        loaded = smaps(tls_p.pid)
+        plain_p, plain_port, _ = lab.proxy(tls=False)
+        ours_plain, plain_cpu = timed_reads(lab, plain_port, runs, plain_p.pid)
+        idle_private = idle["Private_Dirty"] / 1024
+        peak1 = peak_private(tls_p.pid, lambda: parallel_reads(lab, tls_port, 2))
+        peak4 = peak_private(tls_p.pid, lambda: parallel_reads(lab, tls_port, 8))
+        fleet = [lab.proxy(tls=True) for _ in range(10)]
+        for _, port, _ in fleet:
+            lab.read(port)
+        pss = statistics.mean(smaps(p.pid)["Pss"] for p, _, _ in fleet) / 1024
+
+        def rate(t):
+            return mib / t
+
+        print(f"256 MiB reads with nfs-cp, median of {runs}, same file and server, in one run")
+        print(f"{'path':<26}{'MiB/s':>8}{'ratio':>9}{'CPU s/GiB':>11}")
+        print(f"{'direct (no tunnel)':<26}{rate(direct):>8.0f}{'':>9}")
+        print(f"{'stunnel client (TLS)':<26}{rate(stunnel):>8.0f}{'1.00x':>9}{st_cpu:>11.2f}")
+        print(f"{'efs-csi proxy (TLS)':<26}{rate(ours_tls):>8.0f}{stunnel / ours_tls:>8.2f}x{tls_cpu:>11.2f}"
+              f"   target >= 1.0x stunnel, CPU <= stunnel")
+        print(f"{'efs-csi proxy (plain)':<26}{rate(ours_plain):>8.0f}{direct / ours_plain:>8.2f}x{plain_cpu:>11.2f}"
+              f"   ratio vs direct, target >= 0.9x")
+        print(f"proxy start to listening, median of 5: {statistics.median(starts) * 1000:.0f} ms (target <= 1000)")
+        print(f"proxy private memory (Private_Dirty): idle {idle_private:.1f} MiB (target <= 24), after load "
+              f"{loaded['Private_Dirty'] / 1024:.1f} MiB (target <= 40)")
+        print(f"backlog: peak private with 2 parallel reads {peak1:.1f} MiB, with 8 (4x) {peak4:.1f} MiB "
+              f"(target <= idle + 16 = {idle_private + 16:.1f})")
+        print(f"10 proxies after traffic: mean PSS {pss:.1f} MiB (target <= 32)")
+        print(f"stunnel client RSS for reference: {smaps(st.pid)['Rss'] / 1024:.1f} MiB")
+    finally:
+        lab.close()
+
+
+if __name__ == "__main__":
+    main()
