@@ -53,7 +53,7 @@ public final class ProxyServer implements AutoCloseable {
   private final ProxyMetrics metrics;
   private final UpstreamConnector connector;
   private final TlsContexts tls;
-  private final ControlServer control;
+  private ControlServer control;
   private final long startedNanos = System.nanoTime();
 
   private ProxyServer(
@@ -62,15 +62,13 @@ public final class ProxyServer implements AutoCloseable {
       Channel listener,
       ProxyMetrics metrics,
       UpstreamConnector connector,
-      TlsContexts tls,
-      ControlServer control) {
+      TlsContexts tls) {
     this.config = config;
     this.group = group;
     this.listener = listener;
     this.metrics = metrics;
     this.connector = connector;
     this.tls = tls;
-    this.control = control;
   }
 
   /** Binds the port and the control socket. {@code tls} is null when encryption is off. */
@@ -113,12 +111,12 @@ public final class ProxyServer implements AutoCloseable {
       throw new BindFailedException(
           "cannot listen on 127.0.0.1:" + config.listenPort() + ": " + e.getMessage(), e);
     }
-    ProxyServer server = new ProxyServer(config, group, listener, metrics, connector, tls, null);
+    ProxyServer server = new ProxyServer(config, group, listener, metrics, connector, tls);
     if (config.controlSocket().isEmpty()) {
       return server;
     }
     try {
-      ControlServer control =
+      server.control =
           ControlServer.start(
               group,
               config.controlSocket().get(),
@@ -133,7 +131,7 @@ public final class ProxyServer implements AutoCloseable {
                   return NullPing.run(connector, group.next(), 10_000);
                 }
               });
-      return new ProxyServer(config, group, listener, metrics, connector, tls, control);
+      return server;
     } catch (IOException e) {
       server.close();
       throw e;
