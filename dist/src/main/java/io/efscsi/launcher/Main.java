@@ -61,9 +61,9 @@ public final class Main {
           out.println(BuildInfo.load().toJson());
           yield 0;
         }
-        case "controller" -> serve(Mode.CONTROLLER, flagSet.parse(rest), env, err);
-        case "node" -> serve(Mode.NODE, flagSet.parse(rest), env, err);
-        case "all" -> serve(Mode.ALL, flagSet.parse(rest), env, err);
+        case "controller" -> serve(Mode.CONTROLLER, flagSet.parse(rest), env, out, err);
+        case "node" -> serve(Mode.NODE, flagSet.parse(rest), env, out, err);
+        case "all" -> serve(Mode.ALL, flagSet.parse(rest), env, out, err);
         case "demo" -> Demo.run(rest, out, err);
         case "proxy" ->
             throw new UsageException(
@@ -86,10 +86,11 @@ public final class Main {
         .addAll(NodeOptions.FLAGS);
   }
 
-  private static int serve(Mode mode, Flags flags, Map<String, String> env, PrintStream err)
+  private static int serve(
+      Mode mode, Flags flags, Map<String, String> env, PrintStream out, PrintStream err)
       throws UsageException {
     if (flags.bool("version")) {
-      System.out.println(BuildInfo.load().toJson());
+      out.println(BuildInfo.load().toJson());
       return 0;
     }
     CommonOptions common = CommonOptions.from(flags);

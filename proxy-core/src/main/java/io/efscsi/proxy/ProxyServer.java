@@ -169,8 +169,4 @@ public final class ProxyServer implements AutoCloseable {
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     log.info("proxy on 127.0.0.1:{} stopped", config.listenPort());
   }
-
-  UpstreamConnector connector() {
-    return connector;
-  }
 }

@@ -170,7 +170,7 @@ public final class CsiServer {
     if (!Files.exists(socket, LinkOption.NOFOLLOW_LINKS)) {
       return;
     }
-    if (!"socket".equals(fileType(socket))) {
+    if (!isSpecialFile(socket)) {
       throw new IOException(
           "cannot listen on "
               + socket
@@ -184,14 +184,11 @@ public final class CsiServer {
     Files.delete(socket);
   }
 
-  private static String fileType(Path p) throws IOException {
-    var attrs =
-        Files.readAttributes(
-            p, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-    if (attrs.isOther()) {
-      return "socket";
-    }
-    return attrs.isDirectory() ? "directory" : "file";
+  /** A socket (or another special file), as opposed to a regular file or a directory. */
+  private static boolean isSpecialFile(Path p) throws IOException {
+    return Files.readAttributes(
+            p, java.nio.file.attribute.BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS)
+        .isOther();
   }
 
   private static boolean isServing(Path socket) {

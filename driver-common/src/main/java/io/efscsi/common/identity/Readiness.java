@@ -5,8 +5,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +32,6 @@ public final class Readiness {
   public record State(boolean ready, List<String> reasons) {}
 
   private final List<Check> checks = new CopyOnWriteArrayList<>();
-  private final Map<String, Gate> gates = new ConcurrentHashMap<>();
   private final Clock clock;
   private final Duration cacheFor;
   private volatile State last;
@@ -62,7 +59,6 @@ public final class Readiness {
    */
   public Gate gate(String name, String waitingReason) {
     Gate gate = new Gate(name, waitingReason);
-    gates.put(name, gate);
     add(gate);
     return gate;
   }
