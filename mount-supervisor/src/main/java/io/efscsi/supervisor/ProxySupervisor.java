@@ -1,0 +1,407 @@
+package io.efscsi.supervisor;
+
+import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.supervisor.cgroup.CgroupPlacer;
+import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.mounts.MountPresence;
+import io.efscsi.supervisor.mounts.MountTable;
+import io.efscsi.supervisor.mounts.Unmounter;
+import io.efscsi.supervisor.process.ProcessTable;
+import io.efscsi.supervisor.process.ProxyLauncher;
+import io.efscsi.supervisor.state.ProxyRecord;
+import io.efscsi.supervisor.state.StateStore;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Owns the node's proxies: one per mount key, each in its own cgroup and session, on a port that
+ * stays the same across restarts. Survives its own death: everything it needs to adopt the proxies
+ * again is in the state dir. {@link #ensure} and {@link #release} are what NodeStage and
+ * NodeUnstage call; the reconciler and health checks run on their own.
+ */
+public final class ProxySupervisor implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ProxySupervisor.class);
+
+  /** What the node hears about (events, metrics). */
+  public interface Listener {
+    default void restarted(String key, int port, String reason, long restarts) {}
+
+    default void crashLooping(String key, int port, String lastExit) {}
+
+    default void oomKilled(String key, int port) {}
+
+    default void orphanUnmounted(int port, List<String> mountPoints) {}
+  }
+
+  /** A proxy handed to a user: mount {@code 127.0.0.1:/…} with {@code port=}. */
+  public record Lease(String key, int port) {}
+
+  private final SupervisorConfig config;
+  private final StateStore store;
+  private final CgroupPlacer placer;
+  private final ProxyLauncher launcher;
+  private final ProcessTable processes;
+  private final MountTable mountTable;
+  private final Clock clock;
+  private final Listener listener;
+  private final PortAllocator ports;
+  private final MountPresence presence;
+  private final Reconciler reconciler;
+  private final SupervisorStats stats = new SupervisorStats();
+  private final Map<String, Supervised> byKey = new LinkedHashMap<>();
+  private final ScheduledExecutorService scheduler =
+      Executors.newSingleThreadScheduledExecutor(
+          Thread.ofPlatform().name("proxy-supervisor").daemon().factory());
+  private volatile boolean started;
+
+  public ProxySupervisor(
+      SupervisorConfig config,
+      CgroupPlacer placer,
+      ProxyLauncher launcher,
+      ProcessTable processes,
+      MountTable mountTable,
+      Unmounter unmounter,
+      PortAllocator.BindProbe probe,
+      Clock clock,
+      Listener listener)
+      throws IOException {
+    this.config = config;
+    this.store = new StateStore(config.stateDir());
+    this.placer = placer;
+    this.launcher = launcher;
+    this.processes = processes;
+    this.mountTable = mountTable;
+    this.clock = clock;
+    this.listener = listener;
+    this.ports = new PortAllocator(config.portLower(), config.portUpper(), probe);
+    this.presence = new MountPresence(config.absentReads(), config.mountGrace(), clock);
+    this.reconciler = new Reconciler(this, unmounter);
+  }
+
+  // ---- wiring for Supervised and Reconciler ----
+  SupervisorConfig config() {
+    return config;
+  }
+
+  StateStore store() {
+    return store;
+  }
+
+  CgroupPlacer placer() {
+    return placer;
+  }
+
+  ProxyLauncher launcher() {
+    return launcher;
+  }
+
+  ProcessTable processes() {
+    return processes;
+  }
+
+  Clock clock() {
+    return clock;
+  }
+
+  Listener listener() {
+    return listener;
+  }
+
+  ScheduledExecutorService scheduler() {
+    return scheduler;
+  }
+
+  MountPresence presence() {
+    return presence;
+  }
+
+  MountTable mountTable() {
+    return mountTable;
+  }
+
+  PortAllocator ports() {
+    return ports;
+  }
+
+  public SupervisorStats stats() {
+    return stats;
+  }
+
+  void writeRecord(ProxyRecord r) throws IOException {
+    store.write(r);
+    stats.stateWrites.incrementAndGet();
+  }
+
+  synchronized List<Supervised> all() {
+    return new ArrayList<>(byKey.values());
+  }
+
+  /**
+   * Adopts every proxy in the state dir (live ones untouched, dead wanted ones restarted on their
+   * port), runs a first reconcile and starts the periodic work.
+   */
+  public void start() throws IOException {
+    List<Supervised> toRestart = new ArrayList<>();
+    synchronized (this) {
+      for (ProxyRecord r : store.list()) {
+        if (byKey.containsKey(r.key())) {
+          LOG.error(
+              "two state records for key {}; keeping port {}, dropping {}",
+              r.key(),
+              byKey.get(r.key()).port(),
+              r.port());
+          store.delete(r.id());
+          continue;
+        }
+        ports.hold(r.port());
+        presence.watch(r.port());
+        Supervised s = new Supervised(this, r, placer.existing(r.cgroup()));
+        byKey.put(r.key(), s);
+        if (s.adoptIfAlive()) {
+          stats.adopted.incrementAndGet();
+          LOG.info("adopted proxy for port {} (pid {}, key {})", r.port(), r.pid(), r.key());
+        } else if (r.wanted()) {
+          toRestart.add(s);
+        } else {
+          LOG.info(
+              "proxy for port {} is gone and unwanted; the reconciler will clean up", r.port());
+        }
+      }
+    }
+    for (Supervised s : toRestart) {
+      stats.adoptionRestarts.incrementAndGet();
+      s.restartNow("was not running when the supervisor started");
+    }
+    reconcileNow();
+    long every = config.reconcileInterval().toMillis();
+    scheduler.scheduleWithFixedDelay(this::reconcileQuietly, every, every, TimeUnit.MILLISECONDS);
+    long health = config.healthInterval().toMillis();
+    scheduler.scheduleWithFixedDelay(this::checkHealth, health, health, TimeUnit.MILLISECONDS);
+    scheduler.scheduleWithFixedDelay(this::pollLiveness, 500, 500, TimeUnit.MILLISECONDS);
+    started = true;
+    LOG.info(
+        "proxy supervisor started: {} proxies in {}, ports {}-{}, cgroup adapter {}",
+        byKey.size(),
+        store.dir(),
+        config.portLower(),
+        config.portUpper(),
+        placer.kind());
+  }
+
+  public boolean started() {
+    return started;
+  }
+
+  /**
+   * The proxy for a mount key, started if needed, with {@code user} (a staging path) recorded as
+   * one of its users. Returns once the proxy answers on its control socket; throws when it cannot
+   * come up (the caller must not mount).
+   */
+  public Lease ensure(String key, ProxyConfig proxyConfig, String user) throws IOException {
+    Supervised s;
+    boolean fresh = false;
+    synchronized (this) {
+      s = byKey.get(key);
+      if (s == null) {
+        s = create(key, proxyConfig, user);
+        fresh = true;
+      } else {
+        Set<String> users = new HashSet<>(s.record().users());
+        if (users.add(user)) {
+          s.setUsers(users);
+        }
+        presence.forget(s.port());
+        presence.watch(s.port());
+      }
+    }
+    if (fresh) {
+      try {
+        s.launchAndAwait();
+      } catch (ProxyStartException e) {
+        forget(s);
+        throw e;
+      }
+      return new Lease(key, s.port());
+    }
+    return awaitExisting(s);
+  }
+
+  private Supervised create(String key, ProxyConfig proxyConfig, String user) throws IOException {
+    int port = ports.allocate(mountedPorts());
+    String id = "proxy-" + port;
+    Map<String, String> cfg = new LinkedHashMap<>(proxyConfig.toMap());
+    cfg.put(ProxyConfig.Keys.LISTEN_PORT, Integer.toString(port));
+    cfg.put(ProxyConfig.Keys.CONTROL_SOCKET, store.dir().resolve(id + ".sock").toString());
+    ProxyConfig.fromMap(cfg); // validates
+    ProxyRecord r = new ProxyRecord(id, key, port, 0, 0, "", cfg, Set.of(user), 0, clock.millis());
+    try {
+      writeRecord(r);
+    } catch (IOException e) {
+      ports.release(port);
+      throw e;
+    }
+    presence.watch(port);
+    Supervised s = new Supervised(this, r, placer.existing("none:"));
+    byKey.put(key, s);
+    LOG.info("proxy for key {} gets port {}", key, port);
+    return s;
+  }
+
+  private Lease awaitExisting(Supervised s) throws IOException {
+    if (s.state() == ProxyStatus.State.DOWN) {
+      s.restartNow("wanted again");
+    }
+    long deadline = System.nanoTime() + config.startTimeout().toNanos();
+    while (System.nanoTime() < deadline) {
+      ProxyStatus st = s.status();
+      if (st.state() == ProxyStatus.State.RUNNING) {
+        return new Lease(st.key(), st.port());
+      }
+      if (st.crashLooping()) {
+        throw new ProxyStartException(
+            ProxyStartException.Reason.UNAVAILABLE,
+            "proxy for port "
+                + st.port()
+                + " is crash-looping; last exit: "
+                + st.lastExit().orElse("?"));
+      }
+      try {
+        Thread.sleep(25);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted waiting for the proxy on port " + st.port(), e);
+      }
+    }
+    ProxyStatus st = s.status();
+    throw new ProxyStartException(
+        ProxyStartException.Reason.UNAVAILABLE,
+        "proxy for port "
+            + st.port()
+            + " is not running ("
+            + st.state()
+            + "); last exit: "
+            + st.lastExit().orElse("none"));
+  }
+
+  /**
+   * Drops {@code user} from the key's proxy. When nobody is left and no mount carries its port any
+   * more, the proxy is stopped and its port released; while a mount remains, the reconciler decides
+   * later.
+   */
+  public void release(String key, String user) throws IOException {
+    Supervised s;
+    synchronized (this) {
+      s = byKey.get(key);
+      if (s == null) {
+        return;
+      }
+      Set<String> users = new HashSet<>(s.record().users());
+      if (users.remove(user)) {
+        s.setUsers(users);
+      }
+      if (!users.isEmpty()) {
+        return;
+      }
+      if (mountedPorts().contains(s.port())) {
+        LOG.info(
+            "proxy for port {} has no users but a mount still carries it; left to the reconciler",
+            s.port());
+        return;
+      }
+    }
+    s.stop();
+    forget(s);
+  }
+
+  /** Stops and forgets a proxy; its port is released (callers know no mount carries it). */
+  void forget(Supervised s) {
+    synchronized (this) {
+      if (byKey.get(s.record().key()) == s) {
+        byKey.remove(s.record().key());
+      }
+      try {
+        store.delete(s.record().id());
+      } catch (IOException e) {
+        LOG.error("cannot delete the state record of {}: {}", s.record().id(), e.getMessage());
+      }
+      presence.forget(s.port());
+      ports.release(s.port());
+    }
+    s.cleanUp();
+  }
+
+  /** Ports carried by loopback NFS mounts in a fresh read of the mount table. */
+  Set<Integer> mountedPorts() throws IOException {
+    List<MountInfo> table = mountTable.read();
+    return MountPresence.byPort(table).keySet();
+  }
+
+  /** One reconcile pass now; returns what it did. */
+  public Reconciler.Report reconcileNow() throws IOException {
+    return reconciler.pass();
+  }
+
+  void reconcileSoon() {
+    scheduler.execute(this::reconcileQuietly);
+  }
+
+  private void reconcileQuietly() {
+    try {
+      reconciler.pass();
+    } catch (IOException | RuntimeException e) {
+      stats.reconcileFailures.incrementAndGet();
+      LOG.error("reconcile pass failed (nothing was changed): {}", e.toString());
+    }
+  }
+
+  private void checkHealth() {
+    for (Supervised s : all()) {
+      Thread.ofVirtual().start(s::checkHealth);
+      s.noteHealthyTime(clock.instant());
+    }
+  }
+
+  private void pollLiveness() {
+    for (Supervised s : all()) {
+      s.pollLiveness();
+    }
+  }
+
+  /** Every supervised proxy. */
+  public List<ProxyStatus> status() {
+    return all().stream().map(Supervised::status).toList();
+  }
+
+  /** The status of one key's proxy. */
+  public synchronized Optional<ProxyStatus> status(String key) {
+    return Optional.ofNullable(byKey.get(key)).map(Supervised::status);
+  }
+
+  /** Stops every proxy (tests, benchmarks, decommissioning a node). Not called on shutdown. */
+  public void stopAll() {
+    for (Supervised s : all()) {
+      s.stop();
+      forget(s);
+    }
+  }
+
+  /** Stops the supervisor's own threads; the proxies keep running for the next one to adopt. */
+  @Override
+  public void close() {
+    scheduler.shutdownNow();
+    started = false;
+  }
+}

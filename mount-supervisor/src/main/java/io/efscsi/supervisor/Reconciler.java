@@ -1,0 +1,112 @@
+package io.efscsi.supervisor;
+
+import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.mounts.MountPresence;
+import io.efscsi.supervisor.mounts.Unmounter;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Matches the mount table against the supervised proxies with {@link Decision#decide}. It reads
+ * only {@code /proc/self/mountinfo} (never a mount point), and it acts only on ports it owns: a
+ * loopback mount on a port without a record is left alone (the port allocator keeps away from it).
+ * A failed read of the table changes nothing.
+ */
+public final class Reconciler {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
+
+  /** What one pass did. */
+  public record Report(Map<Decision, Integer> decisions, int mounts, long nanos) {}
+
+  private final ProxySupervisor sup;
+  private final Unmounter unmounter;
+
+  Reconciler(ProxySupervisor sup, Unmounter unmounter) {
+    this.sup = sup;
+    this.unmounter = unmounter;
+  }
+
+  /** One pass; serialised (the periodic pass and an on-demand one never interleave). */
+  public synchronized Report pass() throws IOException {
+    long t0 = System.nanoTime();
+    List<MountInfo> table = sup.mountTable().read();
+    MountPresence presence = sup.presence();
+    presence.observe(table);
+    Map<Decision, Integer> counts = new EnumMap<>(Decision.class);
+    for (Supervised s : sup.all()) {
+      s.rotateLog();
+      MountPresence.State mount = presence.state(s.port());
+      Decision d = Decision.decide(s.upOrRestarting(), mount, s.record().wanted());
+      counts.merge(d, 1, Integer::sum);
+      apply(s, d, presence.mounts(s.port()));
+    }
+    long nanos = System.nanoTime() - t0;
+    sup.stats().reconcilePasses.incrementAndGet();
+    sup.stats().lastReconcileNanos.set(nanos);
+    return new Report(counts, table.size(), nanos);
+  }
+
+  private void apply(Supervised s, Decision d, List<MountInfo> mounts) {
+    int port = s.port();
+    switch (d) {
+      case NOTHING -> {}
+      case RESTART -> {
+        LOG.warn("proxy for port {} is down while its mount is in use; restarting it", port);
+        s.restartNow("down while its mount is present");
+      }
+      case UNMOUNT_THEN_RELEASE -> unmountThenRelease(s, mounts);
+      case STOP_AND_RELEASE -> {
+        LOG.info("proxy for port {} has had no mount for the grace period; stopping it", port);
+        s.stop();
+        sup.forget(s);
+      }
+      case RELEASE -> {
+        LOG.info("proxy for port {} is down and has no mount; releasing the port", port);
+        sup.forget(s);
+      }
+    }
+  }
+
+  /** Lazy-unmounts every loopback mount on the port; the port goes only once all are gone. */
+  private void unmountThenRelease(Supervised s, List<MountInfo> mounts) {
+    int port = s.port();
+    List<String> done = new ArrayList<>();
+    for (MountInfo m : mounts) {
+      try {
+        unmounter.lazyUnmount(Path.of(m.mountPoint()));
+        done.add(m.mountPoint());
+        LOG.warn(
+            "orphaned mount {} on 127.0.0.1:{} (proxy gone, nobody wants it) lazily unmounted",
+            m.mountPoint(),
+            port);
+      } catch (IOException e) {
+        LOG.error(
+            "cannot lazily unmount orphan {} on port {}; the port stays held: {}",
+            m.mountPoint(),
+            port,
+            e.getMessage());
+      }
+    }
+    sup.stats().orphanUnmounts.addAndGet(done.size());
+    if (!done.isEmpty()) {
+      sup.listener().orphanUnmounted(port, done);
+    }
+    try {
+      if (sup.mountedPorts().contains(port)) {
+        LOG.warn("port {} still carries a mount after umount -l; kept until it is gone", port);
+        return;
+      }
+    } catch (IOException e) {
+      LOG.error("cannot re-read the mount table; port {} stays held: {}", port, e.getMessage());
+      return;
+    }
+    sup.forget(s);
+  }
+}

@@ -1,0 +1,535 @@
+package io.efscsi.supervisor;
+
+import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.supervisor.ProxyStartException.Reason;
+import io.efscsi.supervisor.ProxyStatus.State;
+import io.efscsi.supervisor.cgroup.Placement;
+import io.efscsi.supervisor.process.ControlClient;
+import io.efscsi.supervisor.process.ProxyLauncher;
+import io.efscsi.supervisor.state.ProxyRecord;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** One proxy's lifecycle: launch, readiness, exit, restart with backoff, health, stop. */
+final class Supervised {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Supervised.class);
+  private static final int EXIT_BIND_FAILED = 10;
+  private static final int EXIT_CONFIG = 11;
+  private static final int EXIT_TLS = 12;
+  private static final int EXIT_CGROUP = 97;
+  private static final int CRASH_LOOP_ATTEMPTS = 5;
+  private static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(2);
+
+  private final ProxySupervisor sup;
+  private ProxyRecord record;
+  private Placement placement;
+  private State state = State.DOWN;
+  private Optional<Process> child = Optional.empty();
+  private long generation;
+  private Instant startedAt;
+  private long oomBaseline = -1;
+  private long oomKills;
+  private Optional<String> lastExit = Optional.empty();
+  private final Backoff backoff;
+  private boolean crashLooping;
+  private ScheduledFuture<?> pendingRestart;
+  private int statusFailures;
+  private int pingFailures;
+  private boolean upstreamHealthy = true;
+
+  Supervised(ProxySupervisor sup, ProxyRecord record, Placement placement) {
+    this.sup = sup;
+    this.record = record;
+    this.placement = placement;
+    SupervisorConfig c = sup.config();
+    this.backoff = new Backoff(c.backoffInitial(), c.backoffMax(), c.backoffReset());
+  }
+
+  synchronized ProxyRecord record() {
+    return record;
+  }
+
+  int port() {
+    return record().port();
+  }
+
+  Path configFile() {
+    return sup.store().dir().resolve(record().id() + ".properties");
+  }
+
+  Path controlSocket() {
+    return sup.store().dir().resolve(record().id() + ".sock");
+  }
+
+  Path logFile() {
+    return sup.store().dir().resolve(record().id() + ".log");
+  }
+
+  /** Up, starting, or with a restart already scheduled. */
+  synchronized boolean upOrRestarting() {
+    return state == State.RUNNING || state == State.STARTING || state == State.BACKOFF;
+  }
+
+  synchronized State state() {
+    return state;
+  }
+
+  synchronized void setUsers(Set<String> users) throws IOException {
+    record = record.withUsers(users);
+    sup.writeRecord(record);
+  }
+
+  /** Adopts a live process found in the state dir: no restart. */
+  synchronized boolean adoptIfAlive() {
+    if (!sup.processes().alive(record.pid(), record.startTicks())) {
+      return false;
+    }
+    state = State.RUNNING;
+    startedAt = sup.clock().instant();
+    oomBaseline = placement.oomKills();
+    generation++;
+    try {
+      ControlClient.ask(controlSocket(), "status", CONTROL_TIMEOUT);
+    } catch (IOException e) {
+      statusFailures++;
+      LOG.warn(
+          "adopted proxy {} (pid {}) does not answer yet: {}",
+          record.port(),
+          record.pid(),
+          e.getMessage());
+    }
+    return true;
+  }
+
+  /** Starts the process and waits until it answers on its control socket. */
+  void launchAndAwait() throws ProxyStartException {
+    long gen;
+    ProxyLauncher.Started started;
+    synchronized (this) {
+      if (state == State.STOPPING) {
+        throw new ProxyStartException(Reason.FAILED, "proxy on port " + port() + " is stopping");
+      }
+      cancelPendingRestart();
+      gen = ++generation;
+      state = State.STARTING;
+      try {
+        placement = sup.placer().place(record.id(), sup.config().limits());
+      } catch (IOException | RuntimeException e) {
+        state = State.DOWN;
+        throw new ProxyStartException(
+            Reason.CGROUP,
+            "cannot create the cgroup of proxy " + record.id() + ": " + e.getMessage());
+      }
+      try {
+        Files.deleteIfExists(controlSocket());
+        ProxyConfig.fromMap(record.config()).write(configFile());
+        rotateLog();
+        started = sup.launcher().start(configFile(), logFile(), placement);
+      } catch (IOException | RuntimeException e) {
+        state = State.DOWN;
+        throw new ProxyStartException(
+            Reason.FAILED, "cannot start the proxy for port " + port() + ": " + e.getMessage());
+      }
+      OptionalLong ticks = sup.processes().startTicks(started.pid());
+      record = record.withProcess(started.pid(), ticks.orElse(0), placement.describe());
+      child = started.child();
+      startedAt = sup.clock().instant();
+      oomBaseline = placement.oomKills();
+      statusFailures = 0;
+      pingFailures = 0;
+      sup.stats().launches.incrementAndGet();
+      try {
+        sup.writeRecord(record);
+      } catch (IOException e) {
+        LOG.error("cannot write the state record of proxy {}: {}", record.id(), e.getMessage());
+      }
+      child.ifPresent(p -> p.onExit().thenAccept(done -> exited(gen, done.exitValue())));
+    }
+    awaitReady(gen, started);
+  }
+
+  private void awaitReady(long gen, ProxyLauncher.Started started) throws ProxyStartException {
+    long deadline = System.nanoTime() + sup.config().startTimeout().toNanos();
+    while (System.nanoTime() < deadline) {
+      Optional<Integer> exit = started.child().filter(p -> !p.isAlive()).map(Process::exitValue);
+      if (exit.isEmpty()
+          && started.child().isEmpty()
+          && !sup.processes().alive(started.pid(), record().startTicks())) {
+        exit = Optional.of(-1);
+      }
+      if (exit.isPresent()) {
+        throw startFailure(gen, exit.get());
+      }
+      try {
+        ControlClient.ask(controlSocket(), "status", CONTROL_TIMEOUT);
+        synchronized (this) {
+          if (gen == generation && state == State.STARTING) {
+            state = State.RUNNING;
+          }
+        }
+        LOG.info("proxy for port {} is up (pid {})", port(), started.pid());
+        return;
+      } catch (IOException notYet) {
+        sleep(Duration.ofMillis(25));
+      }
+    }
+    sup.processes().signal(started.pid(), true);
+    synchronized (this) {
+      state = State.DOWN;
+    }
+    throw new ProxyStartException(
+        Reason.FAILED,
+        "proxy for port "
+            + port()
+            + " did not answer within "
+            + sup.config().startTimeout().toMillis()
+            + " ms; "
+            + logTail());
+  }
+
+  private ProxyStartException startFailure(long gen, int exit) {
+    synchronized (this) {
+      if (gen == generation) {
+        state = State.DOWN;
+        lastExit = Optional.of(describeExit(exit));
+      }
+    }
+    String tail = logTail();
+    return switch (exit) {
+      case EXIT_BIND_FAILED -> {
+        sup.stats().bindFailures.incrementAndGet();
+        yield new ProxyStartException(
+            Reason.BIND_FAILED,
+            "proxy cannot listen on 127.0.0.1:" + port() + " (exit 10); " + tail);
+      }
+      case EXIT_CONFIG, EXIT_TLS ->
+          new ProxyStartException(
+              Reason.CONFIG, "proxy refused its configuration (exit " + exit + "); " + tail);
+      case EXIT_CGROUP ->
+          new ProxyStartException(Reason.CGROUP, "proxy could not join its cgroup; " + tail);
+      default ->
+          new ProxyStartException(
+              Reason.FAILED, "proxy " + describeExit(exit) + " while starting; " + tail);
+    };
+  }
+
+  /** A process exit seen by its onExit (child) or the liveness poll (adopted; code -1). */
+  void exited(long gen, int exitCode) {
+    synchronized (this) {
+      if (gen != generation || state == State.STOPPING || state == State.STARTING) {
+        return; // a stop, a start in progress (handled by awaitReady), or an old incarnation
+      }
+      String why = describeExit(exitCode);
+      lastExit = Optional.of(why);
+      state = State.DOWN;
+      child = Optional.empty();
+      LOG.warn("proxy for port {} (key {}) {}", port(), record.key(), why);
+      if (!record.wanted()) {
+        sup.reconcileSoon();
+        return;
+      }
+      scheduleRestart(why);
+    }
+  }
+
+  private void scheduleRestart(String why) {
+    Duration delay = backoff.next(startedAt, sup.clock().instant());
+    state = State.BACKOFF;
+    long gen = generation;
+    if (backoff.attempts() >= CRASH_LOOP_ATTEMPTS && !crashLooping) {
+      crashLooping = true;
+      LOG.error(
+          "proxy for port {} is crash-looping ({} quick exits; last: {})",
+          port(),
+          backoff.attempts(),
+          why);
+      sup.listener().crashLooping(record.key(), port(), why);
+    }
+    pendingRestart =
+        sup.scheduler()
+            .schedule(
+                () -> Thread.ofVirtual().start(() -> restart(gen, why)),
+                delay.toMillis(),
+                TimeUnit.MILLISECONDS);
+  }
+
+  private void restart(long gen, String why) {
+    synchronized (this) {
+      if (gen != generation || state != State.BACKOFF) {
+        return;
+      }
+      record = record.restarted();
+    }
+    sup.stats().restarts.incrementAndGet();
+    sup.listener().restarted(record().key(), port(), why, record().restarts());
+    try {
+      launchAndAwait();
+    } catch (ProxyStartException e) {
+      LOG.error("restart of proxy for port {} failed: {}", port(), e.getMessage());
+      synchronized (this) {
+        if (state == State.DOWN && record.wanted()) {
+          scheduleRestart(e.getMessage());
+        }
+      }
+    }
+  }
+
+  /** Restarts at once (the reconciler found its mount wanted and the proxy down). */
+  void restartNow(String why) {
+    synchronized (this) {
+      if (state != State.DOWN) {
+        return;
+      }
+      state = State.BACKOFF;
+      generation++;
+    }
+    long gen;
+    synchronized (this) {
+      gen = generation;
+    }
+    Thread.ofVirtual().start(() -> restart(gen, why));
+  }
+
+  private String describeExit(int code) {
+    long now = placement.oomKills();
+    if (now > 0 && now > Math.max(oomBaseline, 0)) {
+      oomKills += now - Math.max(oomBaseline, 0);
+      sup.stats().oomKills.addAndGet(now - Math.max(oomBaseline, 0));
+      oomBaseline = now;
+      sup.listener().oomKilled(record.key(), port());
+      return "was OOM-killed (cgroup "
+          + placement.describe()
+          + " oom_kill="
+          + now
+          + ", limit "
+          + sup.config().limits().memoryBytes()
+          + " bytes)";
+    }
+    if (code < 0) {
+      return "is gone (not our child; exit status unknown)";
+    }
+    if (code > 128) {
+      return "was killed by signal " + (code - 128);
+    }
+    return "exited with code " + code;
+  }
+
+  /** One health round: control socket status, then an upstream NULL ping through the tunnel. */
+  void checkHealth() {
+    synchronized (this) {
+      if (state != State.RUNNING) {
+        return;
+      }
+      if (child.isEmpty() && !sup.processes().alive(record.pid(), record.startTicks())) {
+        exited(generation, -1);
+        return;
+      }
+    }
+    try {
+      ControlClient.ask(controlSocket(), "status", CONTROL_TIMEOUT);
+      synchronized (this) {
+        statusFailures = 0;
+      }
+    } catch (IOException e) {
+      if (countFailure(true, e.getMessage())) {
+        return;
+      }
+    }
+    try {
+      String answer = ControlClient.ask(controlSocket(), "ping", sup.config().healthInterval());
+      if (!answer.startsWith("ok")) {
+        throw new IOException(answer);
+      }
+      synchronized (this) {
+        pingFailures = 0;
+        upstreamHealthy = true;
+      }
+    } catch (IOException e) {
+      countFailure(false, e.getMessage());
+    }
+  }
+
+  /** Counts a failed check; kills the proxy (and so restarts it) past the threshold. */
+  private boolean countFailure(boolean control, String what) {
+    long pid;
+    synchronized (this) {
+      if (state != State.RUNNING) {
+        return true;
+      }
+      int n = control ? ++statusFailures : ++pingFailures;
+      if (!control) {
+        upstreamHealthy = false;
+      }
+      int limit = control ? 2 : sup.config().pingFailuresBeforeRestart();
+      LOG.warn(
+          "proxy for port {}: {} check failed ({} of {}): {}",
+          port(),
+          control ? "control" : "upstream",
+          n,
+          limit,
+          what);
+      if (n < limit) {
+        return false;
+      }
+      pid = record.pid();
+    }
+    sup.stats().healthRestarts.incrementAndGet();
+    LOG.error("proxy for port {} is unhealthy; killing pid {} so it restarts", port(), pid);
+    sup.processes().signal(pid, true);
+    return true;
+  }
+
+  /** Polls an adopted (non-child) process; children report their exit themselves. */
+  void pollLiveness() {
+    long gen;
+    synchronized (this) {
+      if (state != State.RUNNING || child.isPresent()) {
+        return;
+      }
+      if (sup.processes().alive(record.pid(), record.startTicks())) {
+        return;
+      }
+      gen = generation;
+    }
+    exited(gen, -1);
+  }
+
+  /** SIGTERM, then SIGKILL after the stop timeout; the proxy stays stopped. */
+  void stop() {
+    long pid;
+    long ticks;
+    synchronized (this) {
+      cancelPendingRestart();
+      state = State.STOPPING;
+      generation++;
+      pid = record.pid();
+      ticks = record.startTicks();
+    }
+    if (sup.processes().alive(pid, ticks)) {
+      sup.processes().signal(pid, false);
+      long deadline = System.nanoTime() + sup.config().stopTimeout().toNanos();
+      while (System.nanoTime() < deadline && sup.processes().alive(pid, ticks)) {
+        sleep(Duration.ofMillis(20));
+      }
+      if (sup.processes().alive(pid, ticks)) {
+        LOG.warn(
+            "proxy pid {} ignored SIGTERM for {} ms; killing it",
+            pid,
+            sup.config().stopTimeout().toMillis());
+        sup.processes().signal(pid, true);
+      }
+    }
+    synchronized (this) {
+      state = State.DOWN;
+      record = record.withProcess(0, 0, record.cgroup());
+    }
+    sup.stats().stopped.incrementAndGet();
+  }
+
+  /** Removes the proxy's files and cgroup once it is stopped and forgotten. */
+  void cleanUp() {
+    placement.remove();
+    for (Path p : new Path[] {configFile(), controlSocket(), logFile(), rotated(logFile())}) {
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException e) {
+        LOG.debug("cannot delete {}: {}", p, e.toString());
+      }
+    }
+  }
+
+  private void cancelPendingRestart() {
+    if (pendingRestart != null) {
+      pendingRestart.cancel(false);
+      pendingRestart = null;
+    }
+  }
+
+  /** Keeps the log bounded: past the cap it is copied to .1 and truncated (the proxy appends). */
+  void rotateLog() {
+    Path log = logFile();
+    try {
+      if (Files.exists(log) && Files.size(log) > sup.config().logMaxBytes()) {
+        Files.copy(log, rotated(log), StandardCopyOption.REPLACE_EXISTING);
+        try (var ch =
+            java.nio.channels.FileChannel.open(log, java.nio.file.StandardOpenOption.WRITE)) {
+          ch.truncate(0);
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("cannot rotate {}: {}", log, e.toString());
+    }
+  }
+
+  private static Path rotated(Path log) {
+    return log.resolveSibling(log.getFileName() + ".1");
+  }
+
+  /** The last lines of the proxy's log, for error messages. */
+  String logTail() {
+    try {
+      byte[] all = Files.readAllBytes(logFile());
+      String text =
+          new String(
+              all,
+              Math.max(0, all.length - 600),
+              Math.min(all.length, 600),
+              StandardCharsets.UTF_8);
+      return "log " + logFile() + " ends with: " + text.strip().replace('\n', ' ');
+    } catch (IOException e) {
+      return "no log at " + logFile();
+    }
+  }
+
+  synchronized ProxyStatus status() {
+    Set<String> users = new TreeSet<>(record.users());
+    return new ProxyStatus(
+        record.key(),
+        record.port(),
+        state == State.RUNNING || state == State.STARTING ? record.pid() : 0,
+        state,
+        users,
+        record.restarts(),
+        oomKills,
+        lastExit,
+        crashLooping,
+        upstreamHealthy,
+        state == State.RUNNING ? Optional.ofNullable(startedAt) : Optional.empty());
+  }
+
+  /** Clears the crash-loop flag after a healthy run as long as the backoff reset. */
+  synchronized void noteHealthyTime(Instant now) {
+    if (crashLooping
+        && state == State.RUNNING
+        && startedAt != null
+        && Duration.between(startedAt, now).compareTo(sup.config().backoffReset()) >= 0) {
+      crashLooping = false;
+      LOG.info(
+          "proxy for port {} has been healthy for {} s; no longer crash-looping",
+          port(),
+          sup.config().backoffReset().toSeconds());
+    }
+  }
+
+  private static void sleep(Duration d) {
+    try {
+      Thread.sleep(d);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,20 @@
+package io.efscsi.supervisor;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/** Counters the node exposes as metrics. */
+public final class SupervisorStats {
+  public final AtomicLong launches = new AtomicLong();
+  public final AtomicLong restarts = new AtomicLong();
+  public final AtomicLong oomKills = new AtomicLong();
+  public final AtomicLong bindFailures = new AtomicLong();
+  public final AtomicLong adopted = new AtomicLong();
+  public final AtomicLong adoptionRestarts = new AtomicLong();
+  public final AtomicLong healthRestarts = new AtomicLong();
+  public final AtomicLong orphanUnmounts = new AtomicLong();
+  public final AtomicLong stopped = new AtomicLong();
+  public final AtomicLong reconcilePasses = new AtomicLong();
+  public final AtomicLong reconcileFailures = new AtomicLong();
+  public final AtomicLong lastReconcileNanos = new AtomicLong();
+  public final AtomicLong stateWrites = new AtomicLong();
+}

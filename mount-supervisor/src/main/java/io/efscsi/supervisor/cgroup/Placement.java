@@ -1,0 +1,23 @@
+package io.efscsi.supervisor.cgroup;
+
+import java.util.List;
+import java.util.Map;
+
+/** One proxy's cgroup: how to start a command inside it, its OOM counter, its removal. */
+public interface Placement {
+
+  /** The form stored in the state record ({@code kind:where}); parsed back by the placer. */
+  String describe();
+
+  /** The command that runs {@code command} inside the group, keeping its pid (exec chain). */
+  List<String> wrap(List<String> command);
+
+  /** Environment the wrapped command needs. */
+  Map<String, String> environment();
+
+  /** How many times the kernel's OOM killer killed a task of this group; -1 when unknown. */
+  long oomKills();
+
+  /** Removes the group once its processes are gone (best effort, logged). */
+  void remove();
+}

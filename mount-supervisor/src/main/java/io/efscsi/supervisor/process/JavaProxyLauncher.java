@@ -1,0 +1,91 @@
+package io.efscsi.supervisor.process;
+
+import io.efscsi.supervisor.cgroup.Placement;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Launches {@code io.efscsi.proxy.ProxyMain} with the same Java runtime as this process, the
+ * proxy's own classpath ({@code <home>/lib/proxy/*.jar}) and its JVM options ({@code
+ * <home>/lib/proxy/jvm.options}, shared with {@code bin/efs-csi proxy}), in a new session ({@code
+ * setsid}) so that it survives the plugin, with MALLOC_ARENA_MAX=1.
+ */
+public final class JavaProxyLauncher implements ProxyLauncher {
+
+  public static final String MAIN = "io.efscsi.proxy.ProxyMain";
+
+  private final String java;
+  private final Path home;
+  private final String setsid;
+  private final List<String> jvmOptions;
+
+  /**
+   * @param java the java binary ({@link #currentJava()} in production)
+   * @param home the distribution's root (holds lib/proxy)
+   * @param setsid the setsid binary
+   */
+  public JavaProxyLauncher(String java, Path home, String setsid) throws IOException {
+    this.java = java;
+    this.home = home;
+    this.setsid = setsid;
+    Path lib = home.resolve("lib/proxy");
+    if (!Files.isDirectory(lib)) {
+      throw new IOException(
+          "the proxy's classpath " + lib + " is missing (efscsi.home=" + home + ")");
+    }
+    this.jvmOptions = readOptions(lib.resolve("jvm.options"), home);
+  }
+
+  /** The java binary this JVM runs on. */
+  public static String currentJava() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+
+  /** Reads jvm.options: one option per line, '#' comments, ${home} replaced. */
+  static List<String> readOptions(Path file, Path home) throws IOException {
+    List<String> out = new ArrayList<>();
+    if (!Files.exists(file)) {
+      return out;
+    }
+    for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+      String l = line.strip();
+      if (!l.isEmpty() && !l.startsWith("#")) {
+        out.add(l.replace("${home}", home.toString()));
+      }
+    }
+    return out;
+  }
+
+  /** The command line (without the cgroup wrapper) for one proxy. */
+  public List<String> command(Path configFile) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(setsid);
+    cmd.add(java);
+    cmd.addAll(jvmOptions);
+    cmd.add("-cp");
+    cmd.add(home.resolve("lib/proxy") + File.separator + "*");
+    cmd.add(MAIN);
+    cmd.add("--config");
+    cmd.add(configFile.toString());
+    return cmd;
+  }
+
+  @Override
+  public Started start(Path configFile, Path logFile, Placement placement) throws IOException {
+    ProcessBuilder pb = new ProcessBuilder(placement.wrap(command(configFile)));
+    pb.environment().put("MALLOC_ARENA_MAX", "1");
+    pb.environment().putAll(placement.environment());
+    pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    pb.redirectErrorStream(true);
+    pb.redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+    pb.directory(home.toFile());
+    Process p = pb.start();
+    return new Started(p.pid(), Optional.of(p));
+  }
+}

@@ -1,0 +1,70 @@
+package io.efscsi.supervisor.process;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.OptionalLong;
+
+/**
+ * Reads {@code /proc/<pid>/stat} only: never {@code cmdline} or {@code environ} of another process,
+ * which read its memory and can hang behind a process stuck on a dead NFS mount.
+ */
+public final class ProcProcessTable implements ProcessTable {
+
+  private final Path proc;
+
+  public ProcProcessTable(Path proc) {
+    this.proc = proc;
+  }
+
+  public ProcProcessTable() {
+    this(Path.of("/proc"));
+  }
+
+  @Override
+  public OptionalLong startTicks(long pid) {
+    String stat;
+    try {
+      stat =
+          Files.readString(
+              proc.resolve(Long.toString(pid)).resolve("stat"), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return OptionalLong.empty();
+    }
+    return parseStartTicks(stat);
+  }
+
+  /**
+   * Field 22 (starttime) of a stat line; the comm field (2) may hold spaces and parentheses, so
+   * fields are counted after its last ')'. A zombie (state Z) or dead (X) process counts as gone.
+   */
+  static OptionalLong parseStartTicks(String stat) {
+    int close = stat.lastIndexOf(')');
+    if (close < 0) {
+      return OptionalLong.empty();
+    }
+    String[] f = stat.substring(close + 2).trim().split(" ");
+    // f[0] is field 3 (state), so field 22 is f[19].
+    if (f.length < 20 || f[0].equals("Z") || f[0].equals("X")) {
+      return OptionalLong.empty();
+    }
+    try {
+      return OptionalLong.of(Long.parseLong(f[19]));
+    } catch (NumberFormatException e) {
+      return OptionalLong.empty();
+    }
+  }
+
+  @Override
+  public void signal(long pid, boolean force) {
+    ProcessHandle.of(pid)
+        .ifPresent(h -> {
+          if (force) {
+            h.destroyForcibly();
+          } else {
+            h.destroy();
+          }
+        });
+  }
+}

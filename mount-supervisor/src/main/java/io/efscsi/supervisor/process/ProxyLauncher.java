@@ -1,0 +1,25 @@
+package io.efscsi.supervisor.process;
+
+import io.efscsi.supervisor.cgroup.Placement;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/** Starts proxy processes. */
+public interface ProxyLauncher {
+
+  /**
+   * A started process.
+   *
+   * @param pid its pid (the exec chain keeps it from the wrapper to the JVM)
+   * @param child the process handle when it is our child (exit code known), else empty
+   */
+  record Started(long pid, Optional<Process> child) {}
+
+  /**
+   * Starts a proxy with the given config file in its own session, inside {@code placement}, stdout
+   * and stderr appended to {@code logFile}. Returns once the process exists; readiness is the
+   * caller's business (control socket).
+   */
+  Started start(Path configFile, Path logFile, Placement placement) throws IOException;
+}

@@ -1,0 +1,252 @@
+package io.efscsi.supervisor.state;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Just enough JSON for the state records (the supervisor carries no JSON library): objects, arrays,
+ * strings, integers, booleans and null. Parse errors name the offset.
+ */
+public final class Json {
+
+  private final String s;
+  private int i;
+
+  private Json(String s) {
+    this.s = s;
+  }
+
+  /** Parses one JSON value; trailing garbage is an error. */
+  public static Object parse(String text) {
+    Json p = new Json(text);
+    Object v = p.value();
+    p.ws();
+    if (p.i != text.length()) {
+      throw p.error("trailing characters");
+    }
+    return v;
+  }
+
+  /** Writes maps, lists, strings, numbers, booleans and null, pretty enough for a human. */
+  public static String write(Object v) {
+    StringBuilder sb = new StringBuilder();
+    write(sb, v, "");
+    return sb.append('\n').toString();
+  }
+
+  private static void write(StringBuilder sb, Object v, String indent) {
+    switch (v) {
+      case null -> sb.append("null");
+      case Map<?, ?> m -> {
+        if (m.isEmpty()) {
+          sb.append("{}");
+          return;
+        }
+        sb.append("{\n");
+        int n = 0;
+        for (Map.Entry<?, ?> e : m.entrySet()) {
+          sb.append(indent).append("  ");
+          string(sb, e.getKey().toString());
+          sb.append(": ");
+          write(sb, e.getValue(), indent + "  ");
+          sb.append(++n < m.size() ? ",\n" : "\n");
+        }
+        sb.append(indent).append('}');
+      }
+      case List<?> l -> {
+        sb.append('[');
+        for (int k = 0; k < l.size(); k++) {
+          if (k > 0) {
+            sb.append(", ");
+          }
+          write(sb, l.get(k), indent);
+        }
+        sb.append(']');
+      }
+      case Number num -> sb.append(num.longValue());
+      case Boolean b -> sb.append(b);
+      default -> string(sb, v.toString());
+    }
+  }
+
+  private static void string(StringBuilder sb, String str) {
+    sb.append('"');
+    for (char c : str.toCharArray()) {
+      switch (c) {
+        case '"' -> sb.append("\\\"");
+        case '\\' -> sb.append("\\\\");
+        case '\n' -> sb.append("\\n");
+        case '\t' -> sb.append("\\t");
+        case '\r' -> sb.append("\\r");
+        default -> {
+          if (c < 0x20) {
+            sb.append(String.format("\\u%04x", (int) c));
+          } else {
+            sb.append(c);
+          }
+        }
+      }
+    }
+    sb.append('"');
+  }
+
+  private Object value() {
+    ws();
+    if (i >= s.length()) {
+      throw error("unexpected end");
+    }
+    char c = s.charAt(i);
+    return switch (c) {
+      case '{' -> object();
+      case '[' -> array();
+      case '"' -> string();
+      case 't' -> literal("true", Boolean.TRUE);
+      case 'f' -> literal("false", Boolean.FALSE);
+      case 'n' -> literal("null", null);
+      default -> {
+        if (c == '-' || (c >= '0' && c <= '9')) {
+          yield number();
+        }
+        throw error("unexpected '" + c + "'");
+      }
+    };
+  }
+
+  private Map<String, Object> object() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    i++;
+    ws();
+    if (peek('}')) {
+      i++;
+      return m;
+    }
+    while (true) {
+      ws();
+      if (!peek('"')) {
+        throw error("expected a key");
+      }
+      String k = string();
+      ws();
+      expect(':');
+      m.put(k, value());
+      ws();
+      if (peek(',')) {
+        i++;
+      } else {
+        expect('}');
+        return m;
+      }
+    }
+  }
+
+  private List<Object> array() {
+    List<Object> l = new ArrayList<>();
+    i++;
+    ws();
+    if (peek(']')) {
+      i++;
+      return l;
+    }
+    while (true) {
+      l.add(value());
+      ws();
+      if (peek(',')) {
+        i++;
+      } else {
+        expect(']');
+        return l;
+      }
+    }
+  }
+
+  private String string() {
+    i++;
+    StringBuilder sb = new StringBuilder();
+    while (true) {
+      if (i >= s.length()) {
+        throw error("unterminated string");
+      }
+      char c = s.charAt(i++);
+      if (c == '"') {
+        return sb.toString();
+      }
+      if (c != '\\') {
+        sb.append(c);
+        continue;
+      }
+      if (i >= s.length()) {
+        throw error("unterminated escape");
+      }
+      char e = s.charAt(i++);
+      switch (e) {
+        case '"', '\\', '/' -> sb.append(e);
+        case 'n' -> sb.append('\n');
+        case 't' -> sb.append('\t');
+        case 'r' -> sb.append('\r');
+        case 'b' -> sb.append('\b');
+        case 'f' -> sb.append('\f');
+        case 'u' -> {
+          if (i + 4 > s.length()) {
+            throw error("short \\u escape");
+          }
+          try {
+            sb.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
+          } catch (NumberFormatException ex) {
+            throw error("bad \\u escape");
+          }
+          i += 4;
+        }
+        default -> throw error("bad escape \\" + e);
+      }
+    }
+  }
+
+  private Long number() {
+    int start = i;
+    if (peek('-')) {
+      i++;
+    }
+    while (i < s.length() && Character.isDigit(s.charAt(i))) {
+      i++;
+    }
+    if (i < s.length() && (s.charAt(i) == '.' || s.charAt(i) == 'e' || s.charAt(i) == 'E')) {
+      throw error("only integers are used in state records");
+    }
+    try {
+      return Long.parseLong(s.substring(start, i));
+    } catch (NumberFormatException e) {
+      throw error("bad number");
+    }
+  }
+
+  private Object literal(String word, Object v) {
+    if (!s.startsWith(word, i)) {
+      throw error("expected " + word);
+    }
+    i += word.length();
+    return v;
+  }
+
+  private void ws() {
+    while (i < s.length() && Character.isWhitespace(s.charAt(i))) {
+      i++;
+    }
+  }
+
+  private boolean peek(char c) {
+    return i < s.length() && s.charAt(i) == c;
+  }
+
+  private void expect(char c) {
+    if (!peek(c)) {
+      throw error("expected '" + c + "'");
+    }
+    i++;
+  }
+
+  private IllegalArgumentException error(String what) {
+    return new IllegalArgumentException("invalid JSON at offset " + i + ": " + what);
+  }
+}
