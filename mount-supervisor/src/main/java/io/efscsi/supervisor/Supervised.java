@@ -311,13 +311,7 @@ final class Supervised {
       sup.stats().oomKills.addAndGet(now - Math.max(oomBaseline, 0));
       oomBaseline = now;
       sup.listener().oomKilled(record.key(), port());
-      return "was OOM-killed (cgroup "
-          + placement.describe()
-          + " oom_kill="
-          + now
-          + ", limit "
-          + sup.config().limits().memoryBytes()
-          + " bytes)";
+      return "was OOM-killed (cgroup " + placement.describe() + " oom_kill=" + now + ")";
     }
     if (code < 0) {
       return "is gone (not our child; exit status unknown)";

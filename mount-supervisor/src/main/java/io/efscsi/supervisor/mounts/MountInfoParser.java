@@ -27,7 +27,8 @@ public final class MountInfoParser {
     return out;
   }
 
-  static MountInfo parseLine(String line, int lineNo) {
+  /** Parses one line; {@code lineNo} is only for the error message. */
+  public static MountInfo parseLine(String line, int lineNo) {
     String[] f = line.strip().split(" ");
     int sep = Arrays.asList(f).indexOf("-");
     if (sep < 6 || f.length < sep + 3) {

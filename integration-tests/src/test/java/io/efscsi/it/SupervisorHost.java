@@ -1,0 +1,183 @@
+package io.efscsi.it;
+
+import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.supervisor.PortAllocator;
+import io.efscsi.supervisor.ProxyStartException;
+import io.efscsi.supervisor.ProxyStatus;
+import io.efscsi.supervisor.ProxySupervisor;
+import io.efscsi.supervisor.SupervisorConfig;
+import io.efscsi.supervisor.SupervisorStats;
+import io.efscsi.supervisor.cgroup.CgroupDetector;
+import io.efscsi.supervisor.cgroup.Limits;
+import io.efscsi.supervisor.mounts.CommandUnmounter;
+import io.efscsi.supervisor.mounts.MountInfoParser;
+import io.efscsi.supervisor.mounts.MountTable;
+import io.efscsi.supervisor.mounts.ProcMountTable;
+import io.efscsi.supervisor.mounts.Unmounter;
+import io.efscsi.supervisor.process.JavaProxyLauncher;
+import io.efscsi.supervisor.process.ProcProcessTable;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * A process that holds a {@link ProxySupervisor} the way the node plugin does, driven by line
+ * commands on stdin, so that ITs can kill it with SIGKILL and start another one. The mount table is
+ * a file the test writes (a simulated kernel table); "unmounting" removes the line from it and is
+ * recorded in unmounts.log.
+ */
+public final class SupervisorHost {
+
+  private SupervisorHost() {}
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> a = new HashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      a.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    Path state = Path.of(a.get("state"));
+    Path mountinfo = Path.of(a.get("mountinfo"));
+    String[] range = a.getOrDefault("ports", "20049-21049").split("-");
+    Duration health = Duration.ofMillis(Long.parseLong(a.getOrDefault("health-ms", "60000")));
+    Duration reconcile = Duration.ofMillis(Long.parseLong(a.getOrDefault("reconcile-ms", "1000")));
+    Duration grace = Duration.ofMillis(Long.parseLong(a.getOrDefault("grace-ms", "3000")));
+    SupervisorConfig config =
+        SupervisorConfig.defaults(state)
+            .withPorts(Integer.parseInt(range[0]), Integer.parseInt(range[1]))
+            .withLimits(new Limits(Long.parseLong(a.getOrDefault("memory", "268435456")), 64))
+            .withTimings(reconcile, grace, 3, health);
+    MountTable table =
+        mountinfo.toString().equals("self")
+            ? new ProcMountTable(ProcMountTable.SELF)
+            : new ProcMountTable(mountinfo);
+    Unmounter unmounter =
+        mountinfo.toString().equals("self")
+            ? new CommandUnmounter("umount", Duration.ofSeconds(10))
+            : mountPoint -> fakeUnmount(mountinfo, state.resolve("unmounts.log"), mountPoint);
+    PortAllocator.BindProbe probe =
+        a.getOrDefault("probe", "real").equals("always")
+            ? p -> true
+            : PortAllocator::loopbackBindable;
+    ProxySupervisor sup =
+        new ProxySupervisor(
+            config,
+            CgroupDetector.choose(
+                a.getOrDefault("cgroup", "none"),
+                Path.of(a.getOrDefault("cgroup-root", "/sys/fs/cgroup")),
+                a.getOrDefault("cgroup-parent", "efs-csi-it"),
+                "systemd-run",
+                Path.of("/run/systemd/system")),
+            new JavaProxyLauncher(
+                JavaProxyLauncher.currentJava(), Path.of(a.get("home")), "setsid"),
+            new ProcProcessTable(),
+            table,
+            unmounter,
+            probe,
+            Clock.systemUTC(),
+            new ProxySupervisor.Listener() {});
+    sup.start();
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    out.println("started");
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    String line;
+    while ((line = in.readLine()) != null) {
+      String[] w = line.trim().split(" ");
+      try {
+        switch (w[0]) {
+          case "ensure" -> {
+            ProxyConfig c =
+                ProxyConfig.fromMap(
+                    Map.of(
+                        "listen.port", "1",
+                        "upstream.host", "127.0.0.1",
+                        "upstream.port", w[2],
+                        "tls", "false",
+                        "bind.protocol", "none"));
+            out.println("ok " + sup.ensure(w[1], c, w[3]).port());
+          }
+          case "release" -> {
+            sup.release(w[1], w[2]);
+            out.println("ok");
+          }
+          case "reconcile" -> out.println("ok " + sup.reconcileNow().decisions());
+          case "status" -> {
+            for (ProxyStatus s : sup.status()) {
+              out.println(
+                  "proxy "
+                      + s.key()
+                      + " "
+                      + s.port()
+                      + " "
+                      + s.pid()
+                      + " "
+                      + s.state()
+                      + " "
+                      + s.restarts()
+                      + " "
+                      + s.oomKills()
+                      + " "
+                      + s.crashLooping()
+                      + " "
+                      + s.lastExit().orElse("-").replace(' ', '_'));
+            }
+            out.println("end");
+          }
+          case "stats" -> out.println("stats " + stats(sup.stats()));
+          case "stopall" -> {
+            sup.stopAll();
+            out.println("ok");
+          }
+          case "quit" -> {
+            sup.close();
+            out.println("ok");
+            System.exit(0);
+          }
+          default -> out.println("error unknown command " + w[0]);
+        }
+      } catch (ProxyStartException e) {
+        out.println("error " + e.reason() + " " + e.getMessage().replace('\n', ' '));
+      } catch (Exception e) {
+        out.println("error EXCEPTION " + e.toString().replace('\n', ' '));
+      }
+    }
+    sup.close();
+  }
+
+  static String stats(SupervisorStats s) {
+    return List.of(
+            "launches=" + s.launches.get(),
+            "restarts=" + s.restarts.get(),
+            "adopted=" + s.adopted.get(),
+            "adoptionRestarts=" + s.adoptionRestarts.get(),
+            "oomKills=" + s.oomKills.get(),
+            "bindFailures=" + s.bindFailures.get(),
+            "orphanUnmounts=" + s.orphanUnmounts.get(),
+            "stateWrites=" + s.stateWrites.get(),
+            "reconcilePasses=" + s.reconcilePasses.get())
+        .stream()
+        .collect(Collectors.joining(" "));
+  }
+
+  private static synchronized void fakeUnmount(Path mountinfo, Path log, Path mountPoint)
+      throws java.io.IOException {
+    List<String> kept =
+        Files.readAllLines(mountinfo).stream()
+            .filter(l ->
+                l.isBlank()
+                    || !MountInfoParser.parseLine(l, 0).mountPoint().equals(mountPoint.toString()))
+            .toList();
+    Files.write(mountinfo, kept);
+    Files.writeString(log, mountPoint + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+  }
+}

@@ -1,0 +1,365 @@
+package io.efscsi.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The mount supervisor with real proxy processes (the packaged ones), real cgroups and a real NFS
+ * server behind them, held by a separate JVM that the tests kill like a crashing node plugin.
+ */
+class SupervisorIT {
+
+  static NfsLab lab;
+  Path dir;
+  Path mountinfo;
+  final List<Host> hosts = new ArrayList<>();
+
+  @BeforeAll
+  static void startLab() throws Exception {
+    lab = new NfsLab(Files.createTempDirectory("efscsi-supervisor-lab"), 64);
+  }
+
+  @AfterAll
+  static void stopLab() {
+    if (lab != null) {
+      lab.close();
+    }
+  }
+
+  @BeforeEach
+  void newStateDir() throws IOException {
+    dir = Files.createTempDirectory("efscsi-supervisor");
+    mountinfo = dir.resolve("mountinfo");
+    writeMountinfo(List.of());
+  }
+
+  @AfterEach
+  void stopHosts() throws Exception {
+    for (Host h : hosts) {
+      h.close();
+    }
+  }
+
+  /** Writes the simulated kernel mount table atomically (a reader never sees half a file). */
+  void writeMountinfo(List<Integer> loopbackPorts) throws IOException {
+    StringBuilder sb = new StringBuilder("22 1 0:21 / / rw shared:1 - ext4 /dev/vda rw\n");
+    int id = 100;
+    for (int port : loopbackPorts) {
+      sb.append(id++)
+          .append(" 22 0:")
+          .append(id)
+          .append(" / /var/lib/kubelet/plugins/kubernetes.io/csi/efs.csi.aws.com/v")
+          .append(port)
+          .append(
+              "/globalmount rw,relatime shared:9 - nfs4 127.0.0.1:/ rw,vers=4.1,soft,timeo=150,port=")
+          .append(port)
+          .append(",addr=127.0.0.1\n");
+    }
+    Path tmp = dir.resolve("mountinfo.tmp");
+    Files.writeString(tmp, sb);
+    Files.move(tmp, mountinfo, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  Host host(String... extra) throws Exception {
+    List<String> args =
+        new ArrayList<>(List.of("--state", dir.toString(), "--mountinfo", mountinfo.toString()));
+    args.addAll(List.of(extra));
+    Host h = Host.start(dir.resolve("host-" + hosts.size() + ".log"), args.toArray(String[]::new));
+    hosts.add(h);
+    return h;
+  }
+
+  /** A run of free loopback ports. */
+  static String freeRange(int n) throws IOException {
+    for (int attempt = 0; attempt < 50; attempt++) {
+      int base = 30000 + (int) (Math.random() * 20000);
+      boolean ok = true;
+      for (int p = base; p < base + n && ok; p++) {
+        try (ServerSocket s = new ServerSocket(p, 1, InetAddress.getLoopbackAddress())) {
+          s.setReuseAddress(true);
+        } catch (IOException busy) {
+          ok = false;
+        }
+      }
+      if (ok) {
+        return base + "-" + (base + n - 1);
+      }
+    }
+    throw new IOException("no run of " + n + " free ports");
+  }
+
+  static void await(String what, Duration timeout, BooleanSupplier cond)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!cond.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(
+            "timed out after " + timeout.toSeconds() + " s waiting for " + what);
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  static boolean alive(long pid) {
+    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+  }
+
+  void assertServes(int port) throws Exception {
+    NfsLab.Result r = lab.run("nfs-ls", lab.url(port, ""));
+    assertEquals(0, r.exit(), "NFS through 127.0.0.1:" + port + ": " + r.output());
+    assertTrue(r.output().contains("big.bin"), r.output());
+  }
+
+  @Test
+  void aKilledProxyComesBackOnTheSamePort() throws Exception {
+    Host h = host("--ports", freeRange(4));
+    int port = h.ensure("fs-1", lab.nfsPort, "stage-a");
+    writeMountinfo(List.of(port)); // the kernel mounted it
+    long pid = h.status("fs-1").pid();
+    assertServes(port);
+
+    long t0 = System.nanoTime();
+    ProcessHandle.of(pid).orElseThrow().destroyForcibly();
+    await(
+        "a new proxy on port " + port,
+        Duration.ofSeconds(20),
+        () -> {
+          try {
+            Host.Status s = h.status("fs-1");
+            return s.state().equals("RUNNING") && s.pid() != pid;
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    Host.Status s = h.status("fs-1");
+    assertEquals(port, s.port());
+    assertEquals(1, s.restarts());
+    assertEquals("was_killed_by_signal_9", s.lastExit());
+    assertServes(port);
+    System.out.printf("supervisor: kill -9 to serving again on the same port: %d ms%n", ms);
+  }
+
+  @Test
+  void aNewSupervisorAdoptsEveryProxyWithZeroRestartsAndTrafficGoesOn() throws Exception {
+    String range = freeRange(8);
+    Host first = host("--ports", range);
+    int[] ports = {
+      first.ensure("fs-a", lab.nfsPort, "s1"),
+      first.ensure("fs-b", lab.nfsPort, "s2"),
+      first.ensure("fs-c", lab.nfsPort, "s3")
+    };
+    writeMountinfo(List.of(ports[0], ports[1], ports[2]));
+    List<Host.Status> before = first.status();
+    CompletableFuture<Duration> transfer =
+        CompletableFuture.supplyAsync(() -> {
+          try {
+            return lab.readExact(ports[0]);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    Thread.sleep(100);
+    first.kill(); // the node plugin is OOM-killed mid-transfer
+    for (Host.Status s : before) {
+      assertTrue(alive(s.pid()), "proxy " + s.port() + " outlived its supervisor");
+    }
+    transfer.get(); // byte-exact, not interrupted
+    Host second = host("--ports", range);
+    List<Host.Status> after = second.status();
+    assertEquals(
+        before.stream().map(s -> s.key() + s.port() + "/" + s.pid()).toList(),
+        after.stream().map(s -> s.key() + s.port() + "/" + s.pid()).toList(),
+        "same processes, same ports");
+    String stats = second.stats();
+    assertTrue(stats.contains("launches=0 restarts=0 adopted=3 adoptionRestarts=0"), stats);
+    for (int p : ports) {
+      assertServes(p);
+    }
+    // the adopted proxies are supervised: a killed one comes back on its port
+    long pid = after.get(1).pid();
+    ProcessHandle.of(pid).orElseThrow().destroyForcibly();
+    await(
+        "adopted proxy restarted",
+        Duration.ofSeconds(20),
+        () -> {
+          try {
+            Host.Status s = second.status(after.get(1).key());
+            return s.state().equals("RUNNING") && s.pid() != pid;
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    assertServes(after.get(1).port());
+  }
+
+  @Test
+  void aPortCarriedByAMountIsNeverAllocated() throws Exception {
+    String range = freeRange(3);
+    int lower = Integer.parseInt(range.split("-")[0]);
+    writeMountinfo(List.of(lower, lower + 2)); // e.g. mounts left by another driver
+    Host h = host("--ports", range);
+    assertEquals(lower + 1, h.ensure("fs-x", lab.nfsPort, "s"));
+    String refused = h.ask("ensure fs-y " + lab.nfsPort + " s");
+    assertTrue(
+        refused.startsWith("error EXCEPTION")
+            && refused.contains("1 held by proxies, 2 carried by loopback NFS mounts"),
+        refused);
+    h.ask("reconcile");
+    assertEquals(
+        List.of("fs-x"),
+        h.status().stream().map(Host.Status::key).toList(),
+        "mounts on ports we do not own are left alone");
+  }
+
+  @Test
+  void anOrphanedMountIsLazilyUnmountedBeforeItsPortIsReused() throws Exception {
+    String range = freeRange(1);
+    int port = Integer.parseInt(range.split("-")[0]);
+    Host h = host("--ports", range, "--reconcile-ms", "300");
+    assertEquals(port, h.ensure("fs-o", lab.nfsPort, "stage"));
+    writeMountinfo(List.of(port)); // the kernel mounted it
+    assertEquals("ok", h.ask("release fs-o stage")); // unstaged, but the unmount did not happen
+    long pid = h.status("fs-o").pid();
+    assertTrue(alive(pid), "a proxy whose mount remains keeps running");
+    assertTrue(h.ask("ensure fs-new " + lab.nfsPort + " s").contains("no free proxy port"));
+
+    ProcessHandle.of(pid).orElseThrow().destroyForcibly(); // proxy gone, mount left: an orphan
+    await(
+        "the orphan unmounted and the port free",
+        Duration.ofSeconds(20),
+        () -> {
+          try {
+            return h.status().isEmpty();
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    assertEquals(
+        List.of(
+            "/var/lib/kubelet/plugins/kubernetes.io/csi/efs.csi.aws.com/v" + port + "/globalmount"),
+        Files.readAllLines(dir.resolve("unmounts.log")));
+    assertFalse(Files.readString(mountinfo).contains("port=" + port));
+    assertTrue(h.stats().contains("orphanUnmounts=1"));
+    assertEquals(port, h.ensure("fs-new", lab.nfsPort, "s"), "the port is free again only now");
+  }
+
+  @Test
+  void aBindFailureIsReportedAndNothingIsLeftBehind() throws Exception {
+    String range = freeRange(1);
+    int port = Integer.parseInt(range.split("-")[0]);
+    try (ServerSocket squatter = new ServerSocket(port, 1, InetAddress.getLoopbackAddress())) {
+      Host h = host("--ports", range, "--probe", "always"); // the probe misses the squatter
+      String a = h.ask("ensure fs-b " + lab.nfsPort + " s");
+      assertTrue(
+          a.startsWith("error BIND_FAILED proxy cannot listen on 127.0.0.1:" + port + " (exit 10)"),
+          a);
+      assertTrue(h.status().isEmpty());
+      try (var files = Files.list(dir.resolve("proxies"))) {
+        assertEquals(
+            List.of(),
+            files.map(f -> f.getFileName().toString()).toList(),
+            "no record, config or socket left");
+      }
+      assertTrue(squatter.isBound());
+    }
+  }
+
+  @Test
+  void anOomKillInATinyV1CgroupIsReportedAndOnlyThatProxyRestarts() throws Exception {
+    Path memRoot = Path.of("/sys/fs/cgroup/memory");
+    assertTrue(
+        Files.isWritable(memRoot),
+        "this suite needs the cgroup v1 memory controller (run as root)");
+    String parent = "efs-csi-it-" + ProcessHandle.current().pid();
+    Host h = host("--ports", freeRange(4), "--cgroup", "v1", "--cgroup-parent", parent);
+    int small = h.ensure("fs-small", lab.nfsPort, "s");
+    int other = h.ensure("fs-other", lab.nfsPort, "s");
+    writeMountinfo(List.of(small, other));
+    long smallPid = h.status("fs-small").pid();
+    long otherPid = h.status("fs-other").pid();
+    Path group = memRoot.resolve(parent).resolve("proxy-" + small);
+    assertEquals(
+        List.of(Long.toString(smallPid)), Files.readAllLines(group.resolve("cgroup.procs")));
+    assertEquals(
+        List.of(Long.toString(otherPid)),
+        Files.readAllLines(
+            memRoot.resolve(parent).resolve("proxy-" + other).resolve("cgroup.procs")));
+
+    // squeeze the limit to what the idle proxy uses now, then put load through it until it dies
+    long usage = Long.parseLong(Files.readString(group.resolve("memory.usage_in_bytes")).trim());
+    Files.writeString(group.resolve("memory.limit_in_bytes"), Long.toString(usage));
+    java.util.concurrent.atomic.AtomicBoolean stop =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    List<CompletableFuture<?>> load = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      load.add(
+          CompletableFuture.runAsync(() -> {
+            while (!stop.get()) {
+              try {
+                lab.run("nfs-cp", lab.url(small, "big.bin"), "/dev/null");
+              } catch (Exception ignored) {
+                // the proxy is meant to die under this
+              }
+            }
+          }));
+    }
+    try {
+      await(
+          "the OOM kill to be reported",
+          Duration.ofSeconds(90),
+          () -> {
+            try {
+              return h.status("fs-small").oom() > 0;
+            } catch (InterruptedException e) {
+              throw new IllegalStateException(e);
+            }
+          });
+    } finally {
+      stop.set(true);
+    }
+    CompletableFuture.allOf(load.toArray(CompletableFuture[]::new)).exceptionally(t -> null).join();
+    Host.Status s = h.status("fs-small");
+    assertTrue(s.lastExit().startsWith("was_OOM-killed"), s.lastExit());
+    assertTrue(h.stats().contains("oomKills=1"), h.stats());
+    await(
+        "the OOM-killed proxy back on its port",
+        Duration.ofSeconds(30),
+        () -> {
+          try {
+            Host.Status x = h.status("fs-small");
+            return x.state().equals("RUNNING") && x.pid() != smallPid;
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    assertEquals(small, h.status("fs-small").port());
+    assertServes(small);
+    Host.Status o = h.status("fs-other");
+    assertEquals(otherPid, o.pid(), "the other proxy, in its own cgroup, is untouched");
+    assertEquals(0, o.restarts());
+    assertServes(other);
+    h.ask("stopall");
+    assertFalse(Files.exists(group), "the cgroup is removed with its proxy");
+    Files.deleteIfExists(memRoot.resolve(parent));
+    Files.deleteIfExists(Path.of("/sys/fs/cgroup/pids").resolve(parent));
+  }
+}
