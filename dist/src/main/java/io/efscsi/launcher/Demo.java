@@ -17,6 +17,7 @@ import io.efscsi.csi.v1.PluginCapability;
 import io.efscsi.csi.v1.ProbeRequest;
 import io.efscsi.node.NodeOptions;
 import io.efscsi.node.NodePlugin;
+import io.efscsi.node.SupervisorOptions;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -88,7 +89,8 @@ final class Demo {
             OptionalInt.empty(),
             OptionalInt.empty(),
             false,
-            Duration.ofSeconds(30));
+            Duration.ofSeconds(30),
+            SupervisorOptions.defaults(tmp.resolve("state")));
     say.println(
         "== starting efs-csi " + BuildInfo.load().version() + " in 'all' mode on " + endpoint);
     long t0 = System.nanoTime();

@@ -64,6 +64,8 @@ public final class DriverRuntime implements AutoCloseable {
     new ProcessorMetrics().bindTo(registry);
     JvmGcMetrics gc = new JvmGcMetrics();
     gc.bindTo(registry);
+    // Plugins register their meters on the global registry; it forwards them to this one.
+    io.micrometer.core.instrument.Metrics.addRegistry(registry);
 
     Set<IdentityService.Capability> caps = EnumSet.noneOf(IdentityService.Capability.class);
     List<BindableService> services = new ArrayList<>();
@@ -105,6 +107,7 @@ public final class DriverRuntime implements AutoCloseable {
         server.shutdown(java.time.Duration.ZERO);
       }
       started.forEach(Plugin::close);
+      io.micrometer.core.instrument.Metrics.removeRegistry(registry);
       registry.close();
       throw e;
     }
@@ -146,6 +149,7 @@ public final class DriverRuntime implements AutoCloseable {
         log.warn("{} did not stop cleanly: {}", p.name(), e.toString());
       }
     }
+    io.micrometer.core.instrument.Metrics.removeRegistry(registry);
     registry.close();
     log.info("efs-csi stopped");
   }

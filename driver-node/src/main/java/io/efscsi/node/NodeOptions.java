@@ -21,6 +21,7 @@ import java.util.OptionalInt;
  * @param volumeAttachLimit MaxVolumesPerNode when opted in
  * @param forceUnmountAfterTimeout force unmount when a normal unmount times out
  * @param unmountTimeout how long a normal unmount may take
+ * @param supervisor how proxies are supervised (ports, cgroups, reconcile timings)
  */
 public record NodeOptions(
     Path stateDir,
@@ -30,11 +31,13 @@ public record NodeOptions(
     OptionalInt maxInflightMountCalls,
     OptionalInt volumeAttachLimit,
     boolean forceUnmountAfterTimeout,
-    Duration unmountTimeout) {
+    Duration unmountTimeout,
+    SupervisorOptions supervisor) {
 
   public static final String DEFAULT_STATE_DIR = "/var/run/efs-csi";
 
-  public static final List<Flag> FLAGS =
+  /** The Go driver's node flags, and ours that belong with them. */
+  private static final List<Flag> GO_FLAGS =
       List.of(
           Flag.string(
               "state-dir",
@@ -87,6 +90,10 @@ public record NodeOptions(
               true,
               "accepted for compatibility; no effect (no S3 Files support)"));
 
+  /** Every node flag: the Go driver's, then the proxy supervision ones. */
+  public static final List<Flag> FLAGS =
+      java.util.stream.Stream.concat(GO_FLAGS.stream(), SupervisorOptions.FLAGS.stream()).toList();
+
   public static NodeOptions from(Flags flags) throws UsageException {
     Path stateDir = Path.of(flags.string("state-dir").strip());
     if (!stateDir.isAbsolute()) {
@@ -122,7 +129,8 @@ public record NodeOptions(
         inflight,
         attach,
         flags.bool("force-unmount-after-timeout"),
-        unmount);
+        unmount,
+        SupervisorOptions.from(flags, stateDir));
   }
 
   /** The Go driver's rule: an opt-in needs a positive value. */

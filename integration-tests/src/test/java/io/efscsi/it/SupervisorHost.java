@@ -110,7 +110,16 @@ public final class SupervisorHost {
             sup.release(w[1], w[2]);
             out.println("ok");
           }
-          case "reconcile" -> out.println("ok " + sup.reconcileNow().decisions());
+          case "reconcile" -> {
+            var report = sup.reconcileNow();
+            out.println(
+                "ok "
+                    + report.decisions()
+                    + " mounts="
+                    + report.mounts()
+                    + " nanos="
+                    + report.nanos());
+          }
           case "status" -> {
             for (ProxyStatus s : sup.status()) {
               out.println(

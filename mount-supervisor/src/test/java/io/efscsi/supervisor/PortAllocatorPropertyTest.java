@@ -70,16 +70,15 @@ class PortAllocatorPropertyTest {
       } else if (op < 90) {
         // release: only when no mount carries the port (unstage, or reconciler after umount -l)
         pick(rnd, proxies.keySet())
-            .ifPresent(
-                p -> {
-                  if (!proxies.get(p) && mounts.containsKey(p)) {
-                    mounts.remove(p); // orphan: lazily unmounted first
-                  }
-                  if (!mounts.containsKey(p)) {
-                    proxies.remove(p);
-                    a.release(p);
-                  }
-                });
+            .ifPresent(p -> {
+              if (!proxies.get(p) && mounts.containsKey(p)) {
+                mounts.remove(p); // orphan: lazily unmounted first
+              }
+              if (!mounts.containsKey(p)) {
+                proxies.remove(p);
+                a.release(p);
+              }
+            });
       } else if (op < 95) {
         int p = LOWER + rnd.nextInt(UPPER - LOWER + 1);
         if (!proxies.containsKey(p)) {

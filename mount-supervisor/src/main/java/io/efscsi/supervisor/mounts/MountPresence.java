@@ -58,9 +58,8 @@ public final class MountPresence {
   public synchronized void observe(List<MountInfo> table) {
     Map<Integer, List<MountInfo>> byPort = byPort(table);
     Instant now = clock.instant();
-    tracks.replaceAll(
-        (port, t) ->
-            byPort.containsKey(port) ? new Track(now, 0) : new Track(t.lastSeen, t.misses + 1));
+    tracks.replaceAll((port, t) ->
+        byPort.containsKey(port) ? new Track(now, 0) : new Track(t.lastSeen, t.misses + 1));
     lastByPort = byPort;
   }
 

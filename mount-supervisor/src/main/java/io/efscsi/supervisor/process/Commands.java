@@ -39,18 +39,17 @@ public final class Commands {
     StringBuilder out = new StringBuilder();
     Thread reader =
         Thread.ofVirtual()
-            .start(
-                () -> {
-                  try (InputStream in = p.getInputStream()) {
-                    byte[] buf = in.readNBytes(64 * 1024);
-                    synchronized (out) {
-                      out.append(new String(buf, StandardCharsets.UTF_8));
-                    }
-                    in.transferTo(java.io.OutputStream.nullOutputStream());
-                  } catch (IOException ignored) {
-                    // the process went away; what was read is kept
-                  }
-                });
+            .start(() -> {
+              try (InputStream in = p.getInputStream()) {
+                byte[] buf = in.readNBytes(64 * 1024);
+                synchronized (out) {
+                  out.append(new String(buf, StandardCharsets.UTF_8));
+                }
+                in.transferTo(java.io.OutputStream.nullOutputStream());
+              } catch (IOException ignored) {
+                // the process went away; what was read is kept
+              }
+            });
     try {
       if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
         p.destroyForcibly();

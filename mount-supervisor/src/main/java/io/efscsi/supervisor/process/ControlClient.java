@@ -26,16 +26,15 @@ public final class ControlClient {
     SocketChannel ch = SocketChannel.open(java.net.StandardProtocolFamily.UNIX);
     CompletableFuture<String> answer = new CompletableFuture<>();
     Thread.ofVirtual()
-        .start(
-            () -> {
-              try {
-                ch.connect(UnixDomainSocketAddress.of(socket));
-                ch.write(ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII)));
-                answer.complete(readLine(ch));
-              } catch (IOException | RuntimeException e) {
-                answer.completeExceptionally(e);
-              }
-            });
+        .start(() -> {
+          try {
+            ch.connect(UnixDomainSocketAddress.of(socket));
+            ch.write(ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.US_ASCII)));
+            answer.complete(readLine(ch));
+          } catch (IOException | RuntimeException e) {
+            answer.completeExceptionally(e);
+          }
+        });
     try {
       return answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {

@@ -59,13 +59,12 @@ public final class ProcProcessTable implements ProcessTable {
   @Override
   public void signal(long pid, boolean force) {
     ProcessHandle.of(pid)
-        .ifPresent(
-            h -> {
-              if (force) {
-                h.destroyForcibly();
-              } else {
-                h.destroy();
-              }
-            });
+        .ifPresent(h -> {
+          if (force) {
+            h.destroyForcibly();
+          } else {
+            h.destroy();
+          }
+        });
   }
 }
