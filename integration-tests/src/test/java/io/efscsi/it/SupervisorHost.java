@@ -171,6 +171,7 @@ public final class SupervisorHost {
             "adoptionRestarts=" + s.adoptionRestarts.get(),
             "oomKills=" + s.oomKills.get(),
             "bindFailures=" + s.bindFailures.get(),
+            "healthRestarts=" + s.healthRestarts.get(),
             "orphanUnmounts=" + s.orphanUnmounts.get(),
             "stateWrites=" + s.stateWrites.get(),
             "reconcilePasses=" + s.reconcilePasses.get())

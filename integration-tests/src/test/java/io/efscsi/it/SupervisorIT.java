@@ -118,6 +118,22 @@ class SupervisorIT {
     }
   }
 
+  /** Waits until the key's proxy runs again as a process other than {@code oldPid}. */
+  static void awaitRestarted(Host h, String key, long oldPid, String what, Duration timeout)
+      throws InterruptedException {
+    await(
+        what,
+        timeout,
+        () -> {
+          try {
+            Host.Status s = h.status(key);
+            return s.state().equals("RUNNING") && s.pid() != oldPid;
+          } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+          }
+        });
+  }
+
   static boolean alive(long pid) {
     return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
   }
@@ -138,17 +154,7 @@ class SupervisorIT {
 
     long t0 = System.nanoTime();
     ProcessHandle.of(pid).orElseThrow().destroyForcibly();
-    await(
-        "a new proxy on port " + port,
-        Duration.ofSeconds(20),
-        () -> {
-          try {
-            Host.Status s = h.status("fs-1");
-            return s.state().equals("RUNNING") && s.pid() != pid;
-          } catch (InterruptedException e) {
-            throw new IllegalStateException(e);
-          }
-        });
+    awaitRestarted(h, "fs-1", pid, "a new proxy on port " + port, Duration.ofSeconds(20));
     long ms = (System.nanoTime() - t0) / 1_000_000;
     Host.Status s = h.status("fs-1");
     assertEquals(port, s.port());
@@ -197,17 +203,8 @@ class SupervisorIT {
     // the adopted proxies are supervised: a killed one comes back on its port
     long pid = after.get(1).pid();
     ProcessHandle.of(pid).orElseThrow().destroyForcibly();
-    await(
-        "adopted proxy restarted",
-        Duration.ofSeconds(20),
-        () -> {
-          try {
-            Host.Status s = second.status(after.get(1).key());
-            return s.state().equals("RUNNING") && s.pid() != pid;
-          } catch (InterruptedException e) {
-            throw new IllegalStateException(e);
-          }
-        });
+    awaitRestarted(
+        second, after.get(1).key(), pid, "adopted proxy restarted", Duration.ofSeconds(20));
     assertServes(after.get(1).port());
   }
 
@@ -284,6 +281,32 @@ class SupervisorIT {
   }
 
   @Test
+  void aProxyWhoseUpstreamHangsIsRestarted() throws Exception {
+    try (ServerSocket blackHole = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
+      Thread.ofVirtual()
+          .start(() -> {
+            try {
+              while (true) {
+                held.add(blackHole.accept()); // accepts, never answers: a hung upstream
+              }
+            } catch (IOException closed) {
+              // test over
+            }
+          });
+      Host h = host("--ports", freeRange(2), "--health-ms", "400");
+      int port = h.ensure("fs-hung", blackHole.getLocalPort(), "s");
+      writeMountinfo(List.of(port));
+      long pid = h.status("fs-hung").pid();
+      awaitRestarted(
+          h, "fs-hung", pid, "the hung proxy killed and restarted", Duration.ofSeconds(30));
+      assertEquals(port, h.status("fs-hung").port());
+      assertTrue(h.status("fs-hung").restarts() >= 1);
+      assertTrue(h.stats().matches(".* healthRestarts=[1-9].*"), h.stats());
+    }
+  }
+
+  @Test
   void anOomKillInATinyV1CgroupIsReportedAndOnlyThatProxyRestarts() throws Exception {
     Path memRoot = Path.of("/sys/fs/cgroup/memory");
     assertTrue(
@@ -340,17 +363,8 @@ class SupervisorIT {
     Host.Status s = h.status("fs-small");
     assertTrue(s.lastExit().startsWith("was_OOM-killed"), s.lastExit());
     assertTrue(h.stats().contains("oomKills=1"), h.stats());
-    await(
-        "the OOM-killed proxy back on its port",
-        Duration.ofSeconds(30),
-        () -> {
-          try {
-            Host.Status x = h.status("fs-small");
-            return x.state().equals("RUNNING") && x.pid() != smallPid;
-          } catch (InterruptedException e) {
-            throw new IllegalStateException(e);
-          }
-        });
+    awaitRestarted(
+        h, "fs-small", smallPid, "the OOM-killed proxy back on its port", Duration.ofSeconds(30));
     assertEquals(small, h.status("fs-small").port());
     assertServes(small);
     Host.Status o = h.status("fs-other");
