@@ -168,3 +168,13 @@ def cpu_seconds(pid):
         fields = f.read().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def test_classpath():
+    """integration-tests' test classes and their test-scope dependencies (for Java benchmark mains)."""
+    out = os.path.join(tempfile.gettempdir(), "efs-csi-it.classpath")
+    subprocess.run([os.path.join(ROOT, "mvnw"), "-B", "-q", "-o", "-pl", "integration-tests",
+                    "dependency:build-classpath", "-Dmdep.outputFile=" + out,
+                    "-Dmdep.includeScope=test"], cwd=ROOT, check=True)
+    with open(out) as f:
+        return os.path.join(ROOT, "integration-tests", "target", "test-classes") + ":" + f.read().strip()

@@ -9,19 +9,10 @@ Usage: benchmarks/supervisor.py [kills]   (after ./mvnw -DskipTests install)"""
 import os, signal, socket, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nfslab import Lab, ROOT, cpu_seconds, smaps  # noqa: E402
+from nfslab import Lab, ROOT, cpu_seconds, smaps, test_classpath  # noqa: E402
 
 JAVA = os.path.join(os.environ.get("JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64"), "bin", "java")
 DIST = os.path.join(ROOT, "dist", "target", "efs-csi")
-
-
-def classpath():
-    out = os.path.join(tempfile.gettempdir(), "efs-csi-it.classpath")
-    subprocess.run([os.path.join(ROOT, "mvnw"), "-B", "-q", "-o", "-pl", "integration-tests",
-                    "dependency:build-classpath", "-Dmdep.outputFile=" + out,
-                    "-Dmdep.includeScope=test"], cwd=ROOT, check=True)
-    with open(out) as f:
-        return os.path.join(ROOT, "integration-tests", "target", "test-classes") + ":" + f.read().strip()
 
 
 class Host:
@@ -82,7 +73,7 @@ def accepting(port):
 
 def main():
     kills = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    cp = classpath()
+    cp = test_classpath()
     lab = Lab(1)
     state = tempfile.mkdtemp(prefix="efs-csi-sup-")
     mountinfo = os.path.join(state, "mountinfo")

@@ -90,7 +90,9 @@ final class Demo {
             OptionalInt.empty(),
             false,
             Duration.ofSeconds(30),
-            SupervisorOptions.defaults(tmp.resolve("state")));
+            SupervisorOptions.defaults(tmp.resolve("state")),
+            List.of("mount", "-t", "nfs4"),
+            2049);
     say.println(
         "== starting efs-csi " + BuildInfo.load().version() + " in 'all' mode on " + endpoint);
     long t0 = System.nanoTime();

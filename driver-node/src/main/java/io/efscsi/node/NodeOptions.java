@@ -22,6 +22,9 @@ import java.util.OptionalInt;
  * @param forceUnmountAfterTimeout force unmount when a normal unmount times out
  * @param unmountTimeout how long a normal unmount may take
  * @param supervisor how proxies are supervised (ports, cgroups, reconcile timings)
+ * @param nfsMountCommand the command that mounts NFS ({@code mount -t nfs4}); {@code -o <options>
+ *     <source> <target>} are appended
+ * @param mountTargetPort the NFS port of the mount targets (2049)
  */
 public record NodeOptions(
     Path stateDir,
@@ -32,7 +35,9 @@ public record NodeOptions(
     OptionalInt volumeAttachLimit,
     boolean forceUnmountAfterTimeout,
     Duration unmountTimeout,
-    SupervisorOptions supervisor) {
+    SupervisorOptions supervisor,
+    List<String> nfsMountCommand,
+    int mountTargetPort) {
 
   public static final String DEFAULT_STATE_DIR = "/var/run/efs-csi";
 
@@ -90,9 +95,21 @@ public record NodeOptions(
               true,
               "accepted for compatibility; no effect (no S3 Files support)"));
 
-  /** Every node flag: the Go driver's, then the proxy supervision ones. */
+  /** Node flags of ours that are not about proxy supervision. */
+  private static final List<Flag> OWN_FLAGS =
+      List.of(
+          Flag.string(
+              "nfs-mount-command",
+              "mount -t nfs4",
+              "the command that mounts NFS (space-separated; '-o opts source target' appended);"
+                  + " changed only for testing on machines without an NFS client"),
+          Flag.integer("mount-target-port", 2049, "the NFS port of the EFS mount targets"));
+
+  /** Every node flag: the Go driver's, ours, then the proxy supervision ones. */
   public static final List<Flag> FLAGS =
-      java.util.stream.Stream.concat(GO_FLAGS.stream(), SupervisorOptions.FLAGS.stream()).toList();
+      java.util.stream.Stream.of(GO_FLAGS, OWN_FLAGS, SupervisorOptions.FLAGS)
+          .flatMap(List::stream)
+          .toList();
 
   public static NodeOptions from(Flags flags) throws UsageException {
     Path stateDir = Path.of(flags.string("state-dir").strip());
@@ -130,7 +147,26 @@ public record NodeOptions(
         attach,
         flags.bool("force-unmount-after-timeout"),
         unmount,
-        SupervisorOptions.from(flags, stateDir));
+        SupervisorOptions.from(flags, stateDir),
+        mountCommand(flags.string("nfs-mount-command")),
+        port(flags.integer("mount-target-port")));
+  }
+
+  private static List<String> mountCommand(String raw) throws UsageException {
+    List<String> words = List.of(raw.strip().split("\\s+"));
+    if (raw.isBlank()) {
+      throw new UsageException(
+          "invalid value '' for flag '--nfs-mount-command': expected a command such as 'mount -t nfs4'");
+    }
+    return words;
+  }
+
+  private static int port(long p) throws UsageException {
+    if (p < 1 || p > 65535) {
+      throw new UsageException(
+          "invalid value '" + p + "' for flag '--mount-target-port': expected a port 1-65535");
+    }
+    return (int) p;
   }
 
   /** The Go driver's rule: an opt-in needs a positive value. */

@@ -105,6 +105,14 @@ final class PackagedDriver implements AutoCloseable {
     return IdentityGrpc.newBlockingStub(client.channel()).withDeadlineAfter(10, TimeUnit.SECONDS);
   }
 
+  io.efscsi.csi.v1.NodeGrpc.NodeBlockingStub node() {
+    if (client == null) {
+      client = CsiChannels.open(new Endpoint.Unix(socket));
+    }
+    return io.efscsi.csi.v1.NodeGrpc.newBlockingStub(client.channel())
+        .withDeadlineAfter(60, TimeUnit.SECONDS);
+  }
+
   /** Sends SIGTERM and returns the exit code. */
   int terminate(Duration timeout) throws Exception {
     closeClient();

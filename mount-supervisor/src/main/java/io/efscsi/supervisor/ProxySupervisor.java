@@ -326,6 +326,34 @@ public final class ProxySupervisor implements AutoCloseable {
     forget(s);
   }
 
+  /** Where TLS client certificates for the proxies are kept (0700, beside the records). */
+  public java.nio.file.Path certificateDir() throws IOException {
+    java.nio.file.Path dir = config.stateDir().resolve("certs");
+    if (!java.nio.file.Files.isDirectory(dir)) {
+      java.nio.file.Files.createDirectories(dir);
+      java.nio.file.Files.setPosixFilePermissions(
+          dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    }
+    return dir;
+  }
+
+  /** {@link #release} for whichever proxy lists {@code user} (NodeUnstage knows only its path). */
+  public void releaseUser(String user) throws IOException {
+    for (Supervised s : all()) {
+      if (s.record().users().contains(user)) {
+        release(s.record().key(), user);
+      }
+    }
+  }
+
+  /** The lease a user holds, if any. */
+  public Optional<Lease> leaseOf(String user) {
+    return all().stream()
+        .filter(s -> s.record().users().contains(user))
+        .findFirst()
+        .map(s -> new Lease(s.record().key(), s.port()));
+  }
+
   /** Stops and forgets a proxy; its port is released (callers know no mount carries it). */
   void forget(Supervised s) {
     synchronized (this) {

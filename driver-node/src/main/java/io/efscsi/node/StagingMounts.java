@@ -1,0 +1,160 @@
+package io.efscsi.node;
+
+import io.efscsi.common.error.DriverException;
+import io.efscsi.node.mount.MountPoints;
+import io.efscsi.node.mount.Mounter;
+import io.efscsi.node.volume.MountPlan;
+import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.supervisor.ProxyStartException;
+import io.efscsi.supervisor.ProxySupervisor;
+import io.efscsi.supervisor.mounts.MountInfo;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * NodeStage and NodeUnstage: one NFS mount per volume at the staging path, through the mount key's
+ * proxy (shared by every volume with the same key). A stage returns only once the mount is in the
+ * mount table; an unstage only once it is gone from it.
+ */
+public final class StagingMounts {
+
+  private static final Logger LOG = LoggerFactory.getLogger(StagingMounts.class);
+
+  private final Supplier<ProxySupervisor> supervisors;
+  private final Mounter mounter;
+  private final MountPoints mounts;
+  private final ClientCertificates certificates;
+  private final Duration unmountWait;
+
+  public StagingMounts(
+      Supplier<ProxySupervisor> supervisors,
+      Mounter mounter,
+      MountPoints mounts,
+      ClientCertificates certificates,
+      Duration unmountWait) {
+    this.supervisors = supervisors;
+    this.mounter = mounter;
+    this.mounts = mounts;
+    this.certificates = certificates;
+    this.unmountWait = unmountWait;
+  }
+
+  /** Stages a volume; a repeated identical call is a success. */
+  public void stage(String volumeId, Path stagingPath, MountPlan plan) throws IOException {
+    String user = stagingPath.normalize().toString();
+    Optional<MountInfo> existing = mounts.at(stagingPath);
+    Optional<ProxySupervisor.Lease> lease = supervisors.get().leaseOf(user);
+    if (existing.isPresent()) {
+      if (lease.isPresent() && lease.get().key().equals(plan.proxyKey())) {
+        LOG.info(
+            "volume {} is already staged at {} (port {})",
+            volumeId,
+            stagingPath,
+            lease.get().port());
+        return;
+      }
+      throw DriverException.alreadyExists(
+          "staging path %s already has a mount (%s %s)%s; unstage it first",
+          stagingPath,
+          existing.get().fsType(),
+          existing.get().source(),
+          lease.isPresent()
+              ? " of a volume with other mount options"
+              : " that this node did not make");
+    }
+    if (lease.isPresent() && !lease.get().key().equals(plan.proxyKey())) {
+      supervisors.get().releaseUser(user); // an earlier stage of other options failed half-way
+    }
+    ProxySupervisor.Lease l;
+    try {
+      l = supervisors.get().ensure(plan.proxyKey(), proxyConfig(plan), user);
+    } catch (ProxyStartException e) {
+      throw switch (e.reason()) {
+        case CONFIG -> DriverException.invalidArgument("volume %s: %s", volumeId, e.getMessage());
+        default -> DriverException.unavailable("volume %s: %s", volumeId, e.getMessage());
+      };
+    }
+    try {
+      Files.createDirectories(stagingPath);
+      List<String> options = new ArrayList<>(plan.nfsOptions());
+      options.add("port=" + l.port());
+      mounter.mountNfs("127.0.0.1:" + plan.exportPath(), stagingPath, options);
+      if (!mounts.isMounted(stagingPath)) {
+        throw new IOException(
+            "the mount command succeeded but " + stagingPath + " is not in the mount table");
+      }
+      LOG.info("volume {} staged at {} through 127.0.0.1:{}", volumeId, stagingPath, l.port());
+    } catch (IOException | RuntimeException e) {
+      releaseQuietly(user);
+      throw DriverException.internal(
+          "volume "
+              + volumeId
+              + ": mounting "
+              + plan.exportPath()
+              + " of "
+              + plan.fileSystemId()
+              + " at "
+              + stagingPath
+              + " failed: "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /** Unstages a volume; a repeated call, or one for a path never staged, is a success. */
+  public void unstage(String volumeId, Path stagingPath) throws IOException {
+    String user = stagingPath.normalize().toString();
+    if (mounts.isMounted(stagingPath)) {
+      long below = mounts.countAtOrBelow(stagingPath);
+      if (below > 1) {
+        LOG.warn(
+            "volume {}: {} has {} mounts below it; unmounting the staging mount anyway",
+            volumeId,
+            stagingPath,
+            below - 1);
+      }
+      Unmounts.unmount(mounter, mounts, stagingPath, unmountWait);
+    }
+    supervisors.get().releaseUser(user);
+    LOG.info("volume {} unstaged from {}", volumeId, stagingPath);
+  }
+
+  private void releaseQuietly(String user) {
+    try {
+      supervisors.get().releaseUser(user);
+    } catch (IOException e) {
+      LOG.warn("could not release the proxy of {}: {}", user, e.getMessage());
+    }
+  }
+
+  /** The proxy's configuration for a plan (port and control socket are the supervisor's). */
+  ProxyConfig proxyConfig(MountPlan plan) throws IOException {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put(ProxyConfig.Keys.LISTEN_PORT, "1");
+    m.put(ProxyConfig.Keys.UPSTREAM_HOST, plan.upstreamHost());
+    m.put(ProxyConfig.Keys.UPSTREAM_PORT, Integer.toString(plan.upstreamPort()));
+    m.put(ProxyConfig.Keys.TLS, Boolean.toString(plan.tls()));
+    m.put(ProxyConfig.Keys.SERVER_NAME, plan.serverName());
+    m.put(ProxyConfig.Keys.VERIFY_HOSTNAME, Boolean.toString(plan.verifyHostname()));
+    plan.caFile().ifPresent(ca -> m.put(ProxyConfig.Keys.CA_FILE, ca.toString()));
+    if (plan.tls()) {
+      Path dir = supervisors.get().certificateDir();
+      Optional<ClientCertificates.Files> cert = certificates.forPlan(plan, dir);
+      cert.ifPresent(c -> {
+        m.put(ProxyConfig.Keys.CERT_FILE, c.certificate().toString());
+        m.put(ProxyConfig.Keys.KEY_FILE, c.privateKey().toString());
+      });
+    }
+    return ProxyConfig.fromMap(m);
+  }
+}

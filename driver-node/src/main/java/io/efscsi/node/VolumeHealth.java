@@ -1,0 +1,83 @@
+package io.efscsi.node;
+
+import io.efscsi.common.error.DriverException;
+import io.efscsi.node.mount.MountPoints;
+import io.efscsi.supervisor.ProxyStatus;
+import io.efscsi.supervisor.ProxySupervisor;
+import io.efscsi.supervisor.mounts.MountInfo;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.function.Supplier;
+
+/**
+ * NodeGetVolumeStats: usage from statfs (bounded), and the VOLUME_CONDITION of the volume's proxy
+ * (abnormal while it is down, crash-looping or cannot reach its mount target). The proxy is found
+ * through the mount table: a bind mount of an NFS mount carries the same {@code port=}.
+ */
+public final class VolumeHealth {
+
+  /** What NodeGetVolumeStats reports. */
+  public record Report(Optional<VolumeStats.Usage> usage, boolean abnormal, String message) {}
+
+  private final MountPoints mounts;
+  private final Supplier<ProxySupervisor> supervisors;
+  private final VolumeStats stats;
+
+  public VolumeHealth(
+      MountPoints mounts, Supplier<ProxySupervisor> supervisors, VolumeStats stats) {
+    this.mounts = mounts;
+    this.supervisors = supervisors;
+    this.stats = stats;
+  }
+
+  public Report report(String volumeId, Path volumePath) throws IOException {
+    Optional<MountInfo> m = mounts.at(volumePath);
+    if (m.isEmpty()) {
+      throw DriverException.notFound("volume %s is not mounted at %s", volumeId, volumePath);
+    }
+    OptionalInt port = m.get().loopbackPort();
+    Optional<ProxyStatus> proxy =
+        port.isPresent()
+            ? supervisors.get().status().stream()
+                .filter(s -> s.port() == port.getAsInt())
+                .findFirst()
+            : Optional.empty();
+    String problem = proxy.map(VolumeHealth::problem).orElse(null);
+    if (port.isPresent() && proxy.isEmpty()) {
+      problem = "no proxy of this node serves its port " + port.getAsInt();
+    }
+    Optional<VolumeStats.Usage> usage = Optional.empty();
+    if (problem == null) {
+      try {
+        usage = Optional.of(stats.of(volumePath));
+      } catch (DriverException e) {
+        problem = e.getMessage();
+      }
+    }
+    return problem == null
+        ? new Report(usage, false, "volume is healthy")
+        : new Report(usage, true, problem);
+  }
+
+  private static String problem(ProxyStatus s) {
+    if (s.crashLooping()) {
+      return "the volume's proxy (port "
+          + s.port()
+          + ") is crash-looping; last exit: "
+          + s.lastExit().orElse("?");
+    }
+    if (s.state() != ProxyStatus.State.RUNNING) {
+      return "the volume's proxy (port "
+          + s.port()
+          + ") is "
+          + s.state().name().toLowerCase(java.util.Locale.ROOT)
+          + s.lastExit().map(e -> "; last exit: " + e).orElse("");
+    }
+    if (!s.upstreamHealthy()) {
+      return "the volume's proxy (port " + s.port() + ") cannot reach the mount target";
+    }
+    return null;
+  }
+}

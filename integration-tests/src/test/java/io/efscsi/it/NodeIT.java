@@ -1,0 +1,378 @@
+package io.efscsi.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.efscsi.csi.v1.NodeGetCapabilitiesRequest;
+import io.efscsi.csi.v1.NodeGetInfoRequest;
+import io.efscsi.csi.v1.NodeGetInfoResponse;
+import io.efscsi.csi.v1.NodeGetVolumeStatsRequest;
+import io.efscsi.csi.v1.NodeGetVolumeStatsResponse;
+import io.efscsi.csi.v1.NodePublishVolumeRequest;
+import io.efscsi.csi.v1.NodeServiceCapability;
+import io.efscsi.csi.v1.NodeStageVolumeRequest;
+import io.efscsi.csi.v1.NodeUnpublishVolumeRequest;
+import io.efscsi.csi.v1.NodeUnstageVolumeRequest;
+import io.efscsi.csi.v1.VolumeCapability;
+import io.efscsi.csi.v1.VolumeUsage;
+import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.mounts.ProcMountTable;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+/**
+ * The packaged node plugin over its socket, with the real supervisor and proxies (in front of
+ * nfs-ganesha), real bind mounts and the real mount table. This kernel has no NFS client, so the
+ * NFS mount command is replaced by one that records its arguments and mounts a tmpfs; the kernel VM
+ * suite runs the real mount.nfs4.
+ */
+class NodeIT {
+
+  static NfsLab lab;
+  Path tmp;
+  Path stateDir;
+  Path fakeLog;
+  PackagedDriver node;
+
+  static final String VOLUME = "fs-0123456789abcdef";
+  static final Map<String, String> PLAIN_LOOPBACK =
+      Map.of("encryptInTransit", "false", "mounttargetip", "127.0.0.1");
+
+  @BeforeAll
+  static void startLab() throws Exception {
+    lab = new NfsLab(Files.createTempDirectory("efscsi-node-lab"), 1);
+  }
+
+  @AfterAll
+  static void stopLab() {
+    if (lab != null) {
+      lab.close();
+    }
+  }
+
+  @BeforeEach
+  void startNode(TestInfo info) throws Exception {
+    tmp = Files.createTempDirectory("efscsi-node");
+    stateDir = tmp.resolve("state");
+    fakeLog = tmp.resolve("nfs-mounts.log");
+    node = startPlugin(info.getDisplayName(), SupervisorIT.freeRange(8));
+  }
+
+  PackagedDriver startPlugin(String name, String ports) throws Exception {
+    Path script = tmp.resolve("fake-nfs-mount");
+    if (!Files.exists(script)) {
+      try (var in = NodeIT.class.getResourceAsStream("/fake-nfs-mount")) {
+        Files.write(script, in.readAllBytes());
+      }
+      Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+    Map<String, String> env = new HashMap<>(PackagedDriver.cleanEnv());
+    env.put("FAKE_NFS_LOG", fakeLog.toString());
+    env.put("CSI_NODE_NAME", "node-it-1");
+    env.put("AWS_REGION", "us-east-1");
+    Path socket = tmp.resolve("plugin/csi.sock");
+    PackagedDriver d =
+        PackagedDriver.start(
+            socket,
+            tmp.resolve("node-" + name.replaceAll("\\W", "") + "-" + System.nanoTime() + ".log"),
+            env,
+            "node",
+            "--endpoint=unix://" + socket,
+            "--state-dir=" + stateDir,
+            "--proxy-port-range=" + ports,
+            "--proxy-cgroup=none",
+            "--mount-absent-grace=1h",
+            "--nfs-mount-command=" + script,
+            "--mount-target-port=" + lab.nfsPort);
+    d.awaitSocket(Duration.ofSeconds(30));
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!d.identity()
+        .probe(io.efscsi.csi.v1.ProbeRequest.getDefaultInstance())
+        .getReady()
+        .getValue()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("node never ready:\n" + d.logText());
+      }
+      Thread.sleep(50);
+    }
+    return d;
+  }
+
+  @AfterEach
+  void cleanUp() throws Exception {
+    if (node != null) {
+      node.close();
+    }
+    // whatever a failed test left: unmount everything under tmp, stop proxies of the state dir
+    List<MountInfo> left = mountsUnder(tmp);
+    for (int i = left.size() - 1; i >= 0; i--) {
+      new ProcessBuilder("umount", "-l", left.get(i).mountPoint()).start().waitFor();
+    }
+    Path proxies = stateDir.resolve("proxies");
+    if (Files.isDirectory(proxies)) {
+      try (Stream<Path> records = Files.list(proxies)) {
+        for (Path r : records.filter(p -> p.toString().endsWith(".json")).toList()) {
+          String json = Files.readString(r);
+          long pid = Long.parseLong(json.replaceAll("(?s).*\"pid\": (\\d+).*", "$1"));
+          ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+      }
+    }
+  }
+
+  static List<MountInfo> mountsUnder(Path dir) throws Exception {
+    String prefix = dir.toString() + "/";
+    return new ProcMountTable(ProcMountTable.SELF)
+        .read().stream().filter(m -> m.mountPoint().startsWith(prefix)).toList();
+  }
+
+  static VolumeCapability mountCap(VolumeCapability.AccessMode.Mode mode, String... flags) {
+    return VolumeCapability.newBuilder()
+        .setMount(VolumeCapability.MountVolume.newBuilder().addAllMountFlags(List.of(flags)))
+        .setAccessMode(VolumeCapability.AccessMode.newBuilder().setMode(mode))
+        .build();
+  }
+
+  NodeStageVolumeRequest stage(String volumeId, Path staging, Map<String, String> ctx) {
+    return NodeStageVolumeRequest.newBuilder()
+        .setVolumeId(volumeId)
+        .setStagingTargetPath(staging.toString())
+        .setVolumeCapability(mountCap(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER))
+        .putAllVolumeContext(ctx)
+        .build();
+  }
+
+  NodePublishVolumeRequest publish(String volumeId, Path staging, Path target, boolean ro) {
+    return NodePublishVolumeRequest.newBuilder()
+        .setVolumeId(volumeId)
+        .setStagingTargetPath(staging.toString())
+        .setTargetPath(target.toString())
+        .setReadonly(ro)
+        .setVolumeCapability(mountCap(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER))
+        .build();
+  }
+
+  List<Path> records() throws Exception {
+    Path proxies = stateDir.resolve("proxies");
+    try (Stream<Path> s = Files.list(proxies)) {
+      return s.filter(p -> p.toString().endsWith(".json")).toList();
+    }
+  }
+
+  @Test
+  void stagePublishHundredPodsUnpublishUnstageLeavesNothingBehind() throws Exception {
+    var n = node.node();
+    NodeGetInfoResponse info = n.nodeGetInfo(NodeGetInfoRequest.getDefaultInstance());
+    assertEquals("node-it-1", info.getNodeId());
+    assertEquals(
+        List.of(
+            NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+            NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
+            NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
+            NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER),
+        n
+            .nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance())
+            .getCapabilitiesList()
+            .stream()
+            .map(c -> c.getRpc().getType())
+            .toList());
+
+    Path staging = tmp.resolve("kubelet/plugins/kubernetes.io/csi/efs.csi.aws.com/v1/globalmount");
+    Files.createDirectories(staging);
+    n.nodeStageVolume(stage(VOLUME, staging, PLAIN_LOOPBACK));
+    n.nodeStageVolume(stage(VOLUME, staging, PLAIN_LOOPBACK)); // idempotent
+    List<String> calls = Files.readAllLines(fakeLog);
+    assertEquals(1, calls.size(), "one NFS mount for the volume: " + calls);
+    String call = calls.getFirst();
+    assertTrue(call.matches("-o \\S*soft\\S*,port=\\d+ 127\\.0\\.0\\.1:/ " + staging), call);
+    for (String opt :
+        List.of(
+            "nfsvers=4.1",
+            "rsize=1048576",
+            "wsize=1048576",
+            "timeo=50",
+            "retrans=2",
+            "noresvport")) {
+      assertTrue(call.contains(opt), opt + " missing from " + call);
+    }
+    int port = Integer.parseInt(call.replaceAll(".*port=(\\d+) .*", "$1"));
+    assertEquals(1, records().size());
+    assertTrue(Files.readString(records().getFirst()).contains("\"port\": " + port));
+    assertTrue(PackagedDriver.connectable(stateDir.resolve("proxies/proxy-" + port + ".sock")));
+
+    List<Path> targets = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      Path target = tmp.resolve("kubelet/pods/pod-" + i + "/volumes/kubernetes.io~csi/pv/mount");
+      n.nodePublishVolume(publish(VOLUME, staging, target, i % 10 == 9));
+      targets.add(target);
+    }
+    n.nodePublishVolume(publish(VOLUME, staging, targets.get(3), false)); // idempotent
+    assertEquals(101, mountsUnder(tmp).size(), "1 staging mount + 100 bind mounts");
+    Files.writeString(targets.get(0).resolve("hello.txt"), "written by pod 0");
+    assertEquals("written by pod 0", Files.readString(targets.get(57).resolve("hello.txt")));
+    assertThrows(
+        java.io.IOException.class, () -> Files.writeString(targets.get(9).resolve("x"), "ro"));
+    assertEquals(1, records().size(), "still one proxy for 100 pods");
+
+    NodeGetVolumeStatsResponse stats =
+        n.nodeGetVolumeStats(
+            NodeGetVolumeStatsRequest.newBuilder()
+                .setVolumeId(VOLUME)
+                .setVolumePath(targets.get(1).toString())
+                .build());
+    assertEquals(VolumeUsage.Unit.BYTES, stats.getUsage(0).getUnit());
+    assertEquals(4L << 20, stats.getUsage(0).getTotal(), "the 4 MiB test tmpfs");
+
+    for (Path target : targets) {
+      n.nodeUnpublishVolume(
+          NodeUnpublishVolumeRequest.newBuilder()
+              .setVolumeId(VOLUME)
+              .setTargetPath(target.toString())
+              .build());
+      assertFalse(Files.exists(target), target + " left behind");
+    }
+    n.nodeUnpublishVolume( // idempotent
+        NodeUnpublishVolumeRequest.newBuilder()
+            .setVolumeId(VOLUME)
+            .setTargetPath(targets.get(0).toString())
+            .build());
+    n.nodeUnstageVolume(
+        NodeUnstageVolumeRequest.newBuilder()
+            .setVolumeId(VOLUME)
+            .setStagingTargetPath(staging.toString())
+            .build());
+    n.nodeUnstageVolume( // idempotent
+        NodeUnstageVolumeRequest.newBuilder()
+            .setVolumeId(VOLUME)
+            .setStagingTargetPath(staging.toString())
+            .build());
+
+    assertEquals(List.of(), mountsUnder(tmp), "no mount left");
+    assertEquals(List.of(), records(), "no state record left");
+    assertFalse(
+        PackagedDriver.connectable(stateDir.resolve("proxies/proxy-" + port + ".sock")),
+        "no proxy left");
+    try (var s = new java.net.ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+      assertTrue(s.isBound(), "the port is free again");
+    }
+  }
+
+  @Test
+  void volumesWithTheSameKeyShareOneProxyAndAKilledPluginIsAdopted() throws Exception {
+    var n = node.node();
+    Path s1 = tmp.resolve("kubelet/plugins/a/globalmount");
+    Path s2 = tmp.resolve("kubelet/plugins/b/globalmount");
+    n.nodeStageVolume(stage(VOLUME, s1, PLAIN_LOOPBACK));
+    n.nodeStageVolume(stage(VOLUME + ":/sub/dir", s2, PLAIN_LOOPBACK));
+    List<String> calls = Files.readAllLines(fakeLog);
+    assertEquals(2, calls.size());
+    assertTrue(calls.get(1).contains(" 127.0.0.1:/sub/dir "), calls.get(1));
+    assertEquals(1, records().size(), "one proxy for two volumes of one key");
+    Path target = tmp.resolve("kubelet/pods/p/volumes/kubernetes.io~csi/pv/mount");
+    n.nodePublishVolume(publish(VOLUME, s1, target, false));
+    String record = Files.readString(records().getFirst());
+    long pid = Long.parseLong(record.replaceAll("(?s).*\"pid\": (\\d+).*", "$1"));
+
+    node.process.destroyForcibly(); // the plugin is OOM-killed
+    node.process.waitFor();
+    assertTrue(
+        ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "the proxy lives on");
+    node = startPlugin("second", SupervisorIT.freeRange(8));
+    assertEquals(
+        pid,
+        Long.parseLong(
+            Files.readString(records().getFirst()).replaceAll("(?s).*\"pid\": (\\d+).*", "$1")));
+    n = node.node();
+    n.nodeUnpublishVolume(
+        NodeUnpublishVolumeRequest.newBuilder()
+            .setVolumeId(VOLUME)
+            .setTargetPath(target.toString())
+            .build());
+    n.nodeUnstageVolume(
+        NodeUnstageVolumeRequest.newBuilder()
+            .setVolumeId(VOLUME)
+            .setStagingTargetPath(s1.toString())
+            .build());
+    assertTrue(
+        ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+        "still used by the second volume");
+    n.nodeUnstageVolume(
+        NodeUnstageVolumeRequest.newBuilder()
+            .setVolumeId(VOLUME)
+            .setStagingTargetPath(s2.toString())
+            .build());
+    assertEquals(List.of(), records());
+    assertEquals(List.of(), mountsUnder(tmp));
+  }
+
+  @Test
+  void badRequestsGetClearErrorsAndChangeNothing() throws Exception {
+    var n = node.node();
+    Path staging = tmp.resolve("kubelet/plugins/x/globalmount");
+    Path target = tmp.resolve("kubelet/pods/x/mount");
+    StatusRuntimeException e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () -> n.nodePublishVolume(publish(VOLUME, staging, target, false)));
+    assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode());
+    assertTrue(
+        e.getStatus().getDescription().contains("is not staged at " + staging),
+        e.getStatus().getDescription());
+
+    e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () -> n.nodeStageVolume(stage("fs-nothex", staging, PLAIN_LOOPBACK)));
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+
+    e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () -> n.nodeStageVolume(stage(VOLUME, staging, Map.of("nosuchkey", "1"))));
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+    assertTrue(
+        e.getStatus().getDescription().contains("nosuchkey"), e.getStatus().getDescription());
+
+    NodeStageVolumeRequest block =
+        stage(VOLUME, staging, PLAIN_LOOPBACK).toBuilder()
+            .setVolumeCapability(
+                VolumeCapability.newBuilder()
+                    .setBlock(VolumeCapability.BlockVolume.getDefaultInstance())
+                    .setAccessMode(
+                        VolumeCapability.AccessMode.newBuilder()
+                            .setMode(VolumeCapability.AccessMode.Mode.SINGLE_NODE_WRITER)))
+            .build();
+    e = assertThrows(StatusRuntimeException.class, () -> n.nodeStageVolume(block));
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+
+    e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () -> n.nodeStageVolume(stage(VOLUME, Path.of("relative/path"), PLAIN_LOOPBACK)));
+    assertEquals(Status.Code.INVALID_ARGUMENT, e.getStatus().getCode());
+    assertTrue(
+        e.getStatus().getDescription().contains("staging_target_path"),
+        e.getStatus().getDescription());
+
+    assertEquals(List.of(), mountsUnder(tmp));
+    assertFalse(Files.exists(stateDir.resolve("proxies")) && !records().isEmpty());
+    assertFalse(Files.exists(fakeLog), "no mount command was run");
+  }
+}
