@@ -22,20 +22,19 @@ final class Host implements AutoCloseable {
   private Host(Process process) {
     this.process = process;
     this.in = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
-    Thread.ofVirtual()
-        .start(
-            () -> {
-              try (BufferedReader r =
-                  new BufferedReader(
-                      new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                String l;
-                while ((l = r.readLine()) != null) {
-                  lines.add(l);
-                }
-              } catch (IOException ignored) {
-                // the host died; callers time out
-              }
-            });
+    Thread.ofVirtual().start(this::readLines);
+  }
+
+  private void readLines() {
+    var reader = new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8);
+    try (BufferedReader r = new BufferedReader(reader)) {
+      String l;
+      while ((l = r.readLine()) != null) {
+        lines.add(l);
+      }
+    } catch (IOException ignored) {
+      // the host died; callers time out
+    }
   }
 
   static Host start(Path log, String... args) throws Exception {

@@ -183,12 +183,9 @@ public final class SupervisorHost {
       throws java.io.IOException {
     List<String> kept =
         Files.readAllLines(mountinfo).stream()
-            .filter(
-                l ->
-                    l.isBlank()
-                        || !MountInfoParser.parseLine(l, 0)
-                            .mountPoint()
-                            .equals(mountPoint.toString()))
+            .filter(l ->
+                l.isBlank()
+                    || !MountInfoParser.parseLine(l, 0).mountPoint().equals(mountPoint.toString()))
             .toList();
     Files.write(mountinfo, kept);
     Files.writeString(log, mountPoint + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);

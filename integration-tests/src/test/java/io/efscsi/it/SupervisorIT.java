@@ -176,14 +176,13 @@ class SupervisorIT {
     writeMountinfo(List.of(ports[0], ports[1], ports[2]));
     List<Host.Status> before = first.status();
     CompletableFuture<Duration> transfer =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return lab.readExact(ports[0]);
-              } catch (Exception e) {
-                throw new IllegalStateException(e);
-              }
-            });
+        CompletableFuture.supplyAsync(() -> {
+          try {
+            return lab.readExact(ports[0]);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
     Thread.sleep(100);
     first.kill(); // the node plugin is OOM-killed mid-transfer
     for (Host.Status s : before) {
@@ -286,16 +285,15 @@ class SupervisorIT {
     try (ServerSocket blackHole = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
       List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
       Thread.ofVirtual()
-          .start(
-              () -> {
-                try {
-                  while (true) {
-                    held.add(blackHole.accept()); // accepts, never answers: a hung upstream
-                  }
-                } catch (IOException closed) {
-                  // test over
-                }
-              });
+          .start(() -> {
+            try {
+              while (true) {
+                held.add(blackHole.accept()); // accepts, never answers: a hung upstream
+              }
+            } catch (IOException closed) {
+              // test over
+            }
+          });
       Host h = host("--ports", freeRange(2), "--health-ms", "400");
       int port = h.ensure("fs-hung", blackHole.getLocalPort(), "s");
       writeMountinfo(List.of(port));
@@ -337,16 +335,15 @@ class SupervisorIT {
     List<CompletableFuture<?>> load = new ArrayList<>();
     for (int i = 0; i < 6; i++) {
       load.add(
-          CompletableFuture.runAsync(
-              () -> {
-                while (!stop.get()) {
-                  try {
-                    lab.run("nfs-cp", lab.url(small, "big.bin"), "/dev/null");
-                  } catch (Exception ignored) {
-                    // the proxy is meant to die under this
-                  }
-                }
-              }));
+          CompletableFuture.runAsync(() -> {
+            while (!stop.get()) {
+              try {
+                lab.run("nfs-cp", lab.url(small, "big.bin"), "/dev/null");
+              } catch (Exception ignored) {
+                // the proxy is meant to die under this
+              }
+            }
+          }));
     }
     try {
       await(
