@@ -77,6 +77,7 @@ public final class DriverRuntime implements AutoCloseable {
     CsiServer server = null;
     try {
       for (Plugin p : plugins) {
+        p.bindMetrics(registry);
         p.start(readiness);
         started.add(p);
       }

@@ -49,8 +49,7 @@ class ControllerPluginTest {
             Optional.empty(), Map.of(), () -> Optional.ofNullable(metadataRegion.get()));
     Readiness readiness = new Readiness(java.time.Clock.systemUTC(), Duration.ZERO);
     try (ControllerPlugin plugin =
-        new ControllerPlugin(
-            options(Map.of()), resolver, Optional.empty(), Duration.ofMillis(20))) {
+        new ControllerPlugin(options(Map.of()), resolver, Map.of(), Duration.ofMillis(20))) {
       plugin.start(readiness);
       Thread.sleep(100);
       Readiness.State waiting = readiness.evaluate();
