@@ -39,8 +39,8 @@ public final class ApiMetrics implements ExecutionInterceptor {
 
   public ApiMetrics(MeterRegistry registry) {
     this.registry = registry;
-    EFS_OPERATIONS.forEach(op -> timer("EFS", op));
-    timer("STS", "AssumeRole");
+    EFS_OPERATIONS.forEach(op -> timer("efs", op));
+    timer("sts", "AssumeRole");
   }
 
   private Timer timer(String service, String request) {
@@ -111,7 +111,7 @@ public final class ApiMetrics implements ExecutionInterceptor {
 
   private static String service(ExecutionAttributes a) {
     String s = a.getAttribute(SdkExecutionAttribute.SERVICE_NAME);
-    return s == null ? "unknown" : s;
+    return s == null ? "unknown" : s.toLowerCase(java.util.Locale.ROOT);
   }
 
   private static String request(ExecutionAttributes a) {
