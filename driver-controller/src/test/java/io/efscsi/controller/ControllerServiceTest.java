@@ -374,46 +374,27 @@ class ControllerServiceTest {
         0, createVolume(create("pvc-r", params())).getVolume().getAccessibleTopologyCount());
   }
 
+  Map<String, String> reuse(String namespace, String... extra) {
+    Map<String, String> m = params(extra);
+    m.put("reuseAccessPoint", "true");
+    m.put("csi.storage.k8s.io/pvc/name", "data");
+    m.put("csi.storage.k8s.io/pvc/namespace", namespace);
+    return m;
+  }
+
   @Test
   void reuseAccessPointIsScopedToNamespaceAndClaim() {
-    Map<String, String> teamA =
-        params(
-            "reuseAccessPoint",
-            "true",
-            "csi.storage.k8s.io/pvc/name",
-            "data",
-            "csi.storage.k8s.io/pvc/namespace",
-            "a");
-    Map<String, String> teamB =
-        params(
-            "reuseAccessPoint",
-            "true",
-            "csi.storage.k8s.io/pvc/name",
-            "data",
-            "csi.storage.k8s.io/pvc/namespace",
-            "b");
-    String first = createVolume(create("pvc-1", teamA)).getVolume().getVolumeId();
-    String again = createVolume(create("pvc-2", teamA)).getVolume().getVolumeId();
-    String other = createVolume(create("pvc-3", teamB)).getVolume().getVolumeId();
+    String first = createVolume(create("pvc-1", reuse("a"))).getVolume().getVolumeId();
+    String again = createVolume(create("pvc-2", reuse("a"))).getVolume().getVolumeId();
+    String other = createVolume(create("pvc-3", reuse("b"))).getVolume().getVolumeId();
     assertEquals(first, again);
     assertNotEquals(first, other);
     StatusRuntimeException wrongRange =
-        createFails(
-            create(
-                "pvc-4",
-                params(
-                    "reuseAccessPoint",
-                    "true",
-                    "csi.storage.k8s.io/pvc/name",
-                    "data",
-                    "csi.storage.k8s.io/pvc/namespace",
-                    "a",
-                    "gidRangeStart",
-                    "7000",
-                    "gidRangeEnd",
-                    "8000")));
+        createFails(create("pvc-4", reuse("a", "gidRangeStart", "7000", "gidRangeEnd", "8000")));
     assertEquals(Status.Code.ALREADY_EXISTS, wrongRange.getStatus().getCode());
-    assertTrue(wrongRange.getStatus().getDescription().startsWith("Invalid existing access point"));
+    assertTrue(
+        wrongRange.getStatus().getDescription().startsWith("Invalid existing access point"),
+        wrongRange.getMessage());
   }
 
   @Test

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.efscsi.common.error.DriverException;
 import io.efscsi.controller.provision.ProvisioningParameters.FileSystemRef;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
@@ -34,39 +35,39 @@ class KubernetesFileSystemIdsTest {
     server.destroy();
   }
 
+  private void answer(String object, int code, Object body) {
+    server
+        .expect()
+        .get()
+        .withPath("/api/v1/namespaces/storage/" + object)
+        .andReturn(code, body)
+        .once();
+  }
+
+  private static ConfigMap configMap(String key, String value) {
+    return new ConfigMapBuilder()
+        .withNewMetadata()
+        .withName("efs")
+        .endMetadata()
+        .addToData(key, value)
+        .build();
+  }
+
   @Test
   void readsTheKeyOfAConfigMapAndASecret() {
-    server
-        .expect()
-        .get()
-        .withPath("/api/v1/namespaces/storage/configmaps/efs")
-        .andReturn(
-            200,
-            new ConfigMapBuilder()
-                .withNewMetadata()
-                .withName("efs")
-                .withNamespace("storage")
-                .endMetadata()
-                .addToData("fsid", " fs-0123456789abcdef0\n")
-                .build())
-        .once();
-    server
-        .expect()
-        .get()
-        .withPath("/api/v1/namespaces/storage/secrets/efs")
-        .andReturn(
-            200,
-            new SecretBuilder()
-                .withNewMetadata()
-                .withName("efs")
-                .withNamespace("storage")
-                .endMetadata()
-                .addToData(
-                    "fsid",
-                    Base64.getEncoder()
-                        .encodeToString("fs-00000000aaaaaaaa1".getBytes(StandardCharsets.UTF_8)))
-                .build())
-        .once();
+    answer("configmaps/efs", 200, configMap("fsid", " fs-0123456789abcdef0\n"));
+    answer(
+        "secrets/efs",
+        200,
+        new SecretBuilder()
+            .withNewMetadata()
+            .withName("efs")
+            .endMetadata()
+            .addToData(
+                "fsid",
+                Base64.getEncoder()
+                    .encodeToString("fs-00000000aaaaaaaa1".getBytes(StandardCharsets.UTF_8)))
+            .build());
     assertEquals(
         "fs-0123456789abcdef0",
         ids.resolve(new FileSystemRef.ConfigMapKey("storage", "efs", "fsid")));
@@ -76,19 +77,7 @@ class KubernetesFileSystemIdsTest {
 
   @Test
   void missingObjectOrKeyIsAFailedPreconditionNamingIt() {
-    server
-        .expect()
-        .get()
-        .withPath("/api/v1/namespaces/storage/configmaps/efs")
-        .andReturn(
-            200,
-            new ConfigMapBuilder()
-                .withNewMetadata()
-                .withName("efs")
-                .endMetadata()
-                .addToData("other", "x")
-                .build())
-        .once();
+    answer("configmaps/efs", 200, configMap("other", "x"));
     DriverException noKey =
         assertThrows(
             DriverException.class,
@@ -113,7 +102,7 @@ class KubernetesFileSystemIdsTest {
     server
         .expect()
         .get()
-        .withPath("/api/v1/namespaces/kube-system/secrets/efs")
+        .withPath("/api/v1/namespaces/storage/secrets/efs")
         .andReturn(
             403,
             new StatusBuilder()
@@ -126,10 +115,10 @@ class KubernetesFileSystemIdsTest {
     DriverException e =
         assertThrows(
             DriverException.class,
-            () -> ids.resolve(new FileSystemRef.SecretKey("kube-system", "efs", "fsid")));
+            () -> ids.resolve(new FileSystemRef.SecretKey("storage", "efs", "fsid")));
     assertEquals(DriverException.Kind.PERMISSION_DENIED, e.kind());
     assertEquals(
-        "Failed to resolve filesystem Id: fileSystemIdSecretRef 'kube-system/efs' is forbidden:"
+        "Failed to resolve filesystem Id: fileSystemIdSecretRef 'storage/efs' is forbidden:"
             + " secrets \"efs\" is forbidden: User"
             + " \"system:serviceaccount:kube-system:efs-csi-controller-sa\" cannot get resource."
             + " This feature requires RBAC permissions (Helm:"
