@@ -17,6 +17,14 @@ import java.util.concurrent.TimeUnit;
 /** The demo's provisioning part: the calls csi-provisioner makes, against the EFS emulator. */
 final class DemoProvisioning {
 
+  static final VolumeCapability RWX =
+      VolumeCapability.newBuilder()
+          .setMount(VolumeCapability.MountVolume.getDefaultInstance())
+          .setAccessMode(
+              VolumeCapability.AccessMode.newBuilder()
+                  .setMode(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER))
+          .build();
+
   private DemoProvisioning() {}
 
   static boolean run(
@@ -31,13 +39,7 @@ final class DemoProvisioning {
             .stream()
             .map(c -> c.getRpc().getType().name())
             .toList());
-    VolumeCapability rwx =
-        VolumeCapability.newBuilder()
-            .setMount(VolumeCapability.MountVolume.getDefaultInstance())
-            .setAccessMode(
-                VolumeCapability.AccessMode.newBuilder()
-                    .setMode(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER))
-            .build();
+    VolumeCapability rwx = RWX;
     CreateVolumeRequest create =
         CreateVolumeRequest.newBuilder()
             .setName("pvc-0b6c1f7e-demo")
