@@ -50,10 +50,7 @@ public final class EfsEmulator implements AutoCloseable {
   private final EfsState state = new EfsState();
   private final Faults faults = new Faults();
   private final Map<String, LongAdder> calls = new ConcurrentHashMap<>();
-  private final Map<String, Role> roles = new ConcurrentHashMap<>();
-  private final Map<String, String> sessions = new ConcurrentHashMap<>();
-
-  private record Role(String account, Optional<String> externalId) {}
+  private final StsApi sts = new StsApi();
 
   private EfsEmulator(HttpServer server) {
     this.server = server;
@@ -100,7 +97,7 @@ public final class EfsEmulator implements AutoCloseable {
 
   /** Lets AssumeRole on {@code roleArn} issue credentials of {@code account}. */
   public void addRole(String roleArn, String account, Optional<String> externalId) {
-    roles.put(roleArn, new Role(account, externalId));
+    sts.addRole(roleArn, account, externalId);
   }
 
   public synchronized void accessPointLimit(int limit) {
@@ -165,7 +162,7 @@ public final class EfsEmulator implements AutoCloseable {
   private java.util.Set<String> accountsWithFileSystems() {
     java.util.Set<String> accounts = new java.util.HashSet<>();
     accounts.add(DEFAULT_ACCOUNT);
-    roles.values().forEach(r -> accounts.add(r.account()));
+    accounts.addAll(sts.accounts());
     return accounts;
   }
 
@@ -177,7 +174,9 @@ public final class EfsEmulator implements AutoCloseable {
       if (path.startsWith(API)) {
         efs(ex, method, path, body);
       } else if (method.equals("POST") && body.contains("Action=AssumeRole")) {
-        sts(ex, form(body));
+        calls.computeIfAbsent("AssumeRole", k -> new LongAdder()).increment();
+        StsApi.Answer a = sts.assumeRole(form(body));
+        send(ex, a.status(), "text/xml", a.xml());
       } else {
         send(ex, 404, "text/plain", "unknown path " + path);
       }
@@ -381,54 +380,7 @@ public final class EfsEmulator implements AutoCloseable {
     if (faults.deniedKeys.contains(key)) {
       throw new EfsError(403, "AccessDeniedException", "User " + key + " is not authorized");
     }
-    return sessions.getOrDefault(key, DEFAULT_ACCOUNT);
-  }
-
-  private void sts(HttpExchange ex, Map<String, String> form) throws IOException {
-    calls.computeIfAbsent("AssumeRole", k -> new LongAdder()).increment();
-    String arn = form.getOrDefault("RoleArn", "");
-    Role role = roles.get(arn);
-    String externalId = form.get("ExternalId");
-    if (role == null
-        || (role.externalId().isPresent() && !role.externalId().get().equals(externalId))) {
-      String xml =
-          "<ErrorResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><Error>"
-              + "<Type>Sender</Type><Code>AccessDenied</Code><Message>Not authorized to perform"
-              + " sts:AssumeRole on "
-              + arn
-              + "</Message></Error><RequestId>"
-              + UUID.randomUUID()
-              + "</RequestId></ErrorResponse>";
-      send(ex, 403, "text/xml", xml);
-      return;
-    }
-    String key = "ASIA" + EfsState.hex(16).toUpperCase(java.util.Locale.ROOT);
-    sessions.put(key, role.account());
-    String session = form.getOrDefault("RoleSessionName", "session");
-    String xml =
-        "<AssumeRoleResponse xmlns=\"https://sts.amazonaws.com/doc/2011-06-15/\"><AssumeRoleResult>"
-            + "<Credentials><AccessKeyId>"
-            + key
-            + "</AccessKeyId><SecretAccessKey>"
-            + EfsState.hex(40)
-            + "</SecretAccessKey><SessionToken>"
-            + EfsState.hex(64)
-            + "</SessionToken><Expiration>"
-            + java.time.Instant.now()
-                .plusSeconds(3600)
-                .truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
-            + "</Expiration></Credentials><AssumedRoleUser><AssumedRoleId>AROA"
-            + EfsState.hex(16).toUpperCase(java.util.Locale.ROOT)
-            + ":"
-            + session
-            + "</AssumedRoleId><Arn>"
-            + arn.replace(":role/", ":assumed-role/").replace("arn:aws:iam:", "arn:aws:sts:")
-            + "/"
-            + session
-            + "</Arn></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>"
-            + UUID.randomUUID()
-            + "</RequestId></ResponseMetadata></AssumeRoleResponse>";
-    send(ex, 200, "text/xml", xml);
+    return sts.accountOf(key).orElse(DEFAULT_ACCOUNT);
   }
 
   private static Map<String, String> form(String s) {
