@@ -99,6 +99,15 @@ public final class ControllerPlugin implements Plugin {
             .start(() -> {
               while (!Thread.currentThread().isInterrupted()) {
                 Optional<RegionResolver.Found> found = regions.resolve();
+                if (found.isPresent() && fips() && !fipsRegion(found.get().region())) {
+                  String why =
+                      "AWS_USE_FIPS_ENDPOINT=true but region "
+                          + found.get().region()
+                          + " has no FIPS endpoints for EFS (only us-* and ca-* regions do)";
+                  log.error(why);
+                  gate.fail(why);
+                  return;
+                }
                 if (found.isPresent()) {
                   build(found.get(), tags);
                   gate.open();
@@ -125,7 +134,7 @@ public final class ControllerPlugin implements Plugin {
             endpoint("AWS_ENDPOINT_URL_EFS"),
             endpoint("AWS_ENDPOINT_URL_STS"),
             options.adaptiveRetryMode(),
-            "true".equalsIgnoreCase(env.getOrDefault("AWS_USE_FIPS_ENDPOINT", "").strip()));
+            fips());
     clouds = new Clouds(settings, new ApiMetrics(registry));
     provisioner =
         new AccessPointProvisioner(
@@ -140,6 +149,14 @@ public final class ControllerPlugin implements Plugin {
         found.source(),
         options.adaptiveRetryMode() ? "adaptive" : "standard",
         settings.efsEndpoint().map(u -> ", EFS endpoint " + u).orElse(""));
+  }
+
+  private boolean fips() {
+    return "true".equalsIgnoreCase(env.getOrDefault("AWS_USE_FIPS_ENDPOINT", "").strip());
+  }
+
+  static boolean fipsRegion(String region) {
+    return region.startsWith("us-") || region.startsWith("ca-");
   }
 
   private Optional<URI> endpoint(String name) {
