@@ -15,6 +15,7 @@ import io.efscsi.csi.v1.GetPluginInfoResponse;
 import io.efscsi.csi.v1.IdentityGrpc;
 import io.efscsi.csi.v1.PluginCapability;
 import io.efscsi.csi.v1.ProbeRequest;
+import io.efscsi.emulator.EfsEmulator;
 import io.efscsi.node.NodeOptions;
 import io.efscsi.node.NodePlugin;
 import io.efscsi.node.SupervisorOptions;
@@ -34,8 +35,9 @@ import java.util.stream.Stream;
 /**
  * {@code efs-csi demo}: the driver in {@code all} mode on a temporary unix socket, driven by a
  * built-in CSI client the way kubelet and the sidecars drive it, printing each call and answer.
- * Embedded defaults: region us-east-1 and a temporary state directory; nothing outside the temp
- * directory is touched.
+ * Embedded defaults: region us-east-1, a temporary state directory, and an EFS emulator on
+ * 127.0.0.1 with one file system, which the controller's real AWS SDK client talks to; nothing
+ * outside the temp directory and loopback is touched.
  */
 final class Demo {
 
@@ -79,7 +81,12 @@ final class Demo {
             Optional.empty(),
             2,
             Duration.ofSeconds(5));
-    ControllerOptions controller = new ControllerOptions(Optional.of("us-east-1"), "", false, true);
+    ControllerOptions controller =
+        new ControllerOptions(Optional.of("us-east-1"), "demo:true", false, true);
+    // The SDK's default credentials chain reads these first; instance metadata stays off.
+    System.setProperty("aws.accessKeyId", "AKIDEFSCSIDEMO");
+    System.setProperty("aws.secretAccessKey", "demo-not-a-secret");
+    System.setProperty("aws.disableEc2Metadata", "true");
     NodeOptions node =
         new NodeOptions(
             tmp.resolve("state"),
@@ -96,12 +103,22 @@ final class Demo {
     say.println(
         "== starting efs-csi " + BuildInfo.load().version() + " in 'all' mode on " + endpoint);
     long t0 = System.nanoTime();
-    try (DriverRuntime runtime =
+    try (EfsEmulator efs = EfsEmulator.start();
+        DriverRuntime runtime =
             DriverRuntime.start(
                 common,
                 BuildInfo.load(),
-                List.of(new ControllerPlugin(controller, Map.of()), new NodePlugin(node)));
+                List.of(
+                    new ControllerPlugin(
+                        controller,
+                        Map.of(
+                            "AWS_ENDPOINT_URL_EFS", efs.endpoint().toString(),
+                            "AWS_ENDPOINT_URL_STS", efs.endpoint().toString(),
+                            "AWS_EC2_METADATA_DISABLED", "true")),
+                    new NodePlugin(node)));
         CsiChannels.Client client = CsiChannels.open(endpoint)) {
+      String fileSystem = efs.createFileSystem();
+      say.printf("   EFS emulator on %s with file system %s%n", efs.endpoint(), fileSystem);
       say.printf("   socket ready after %d ms%n", (System.nanoTime() - t0) / 1_000_000);
       var identity = IdentityGrpc.newBlockingStub(client.channel());
 
@@ -142,6 +159,9 @@ final class Demo {
       if (!ready) {
         say.println(
             "!! the driver did not become ready: " + runtime.readiness().evaluate().reasons());
+        return 1;
+      }
+      if (!DemoProvisioning.run(client, fileSystem, efs, say)) {
         return 1;
       }
       say.println("== stopping: socket is removed, in-flight calls would be allowed to finish");

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class Main {
 
-  static final String COMMANDS = "controller, node, all, proxy, demo, version";
+  static final String COMMANDS =
+      "controller, node, all, proxy, demo, benchmark-controller, version";
 
   private Main() {}
 
@@ -65,6 +66,7 @@ public final class Main {
         case "node" -> serve(Mode.NODE, flagSet.parse(rest), env, out, err);
         case "all" -> serve(Mode.ALL, flagSet.parse(rest), env, out, err);
         case "demo" -> Demo.run(rest, out, err);
+        case "benchmark-controller" -> benchmark(rest, out, err);
         case "proxy" ->
             throw new UsageException(
                 "the proxy runs through bin/efs-csi proxy, on its own minimal classpath");
@@ -76,6 +78,23 @@ public final class Main {
       err.println("efs-csi: " + e.getMessage());
       err.println("run 'efs-csi --help' for the list of commands and flags");
       return 2;
+    }
+  }
+
+  private static int benchmark(List<String> args, PrintStream out, PrintStream err)
+      throws UsageException {
+    if (args.size() > 1 || (!args.isEmpty() && !args.getFirst().matches("[1-9][0-9]{0,5}"))) {
+      throw new UsageException(
+          "benchmark-controller takes one optional argument, the number of volumes (1-999999),"
+              + " got "
+              + args);
+    }
+    Logging.quiet();
+    try {
+      return ControllerBenchmark.run(args, out);
+    } catch (Exception e) {
+      err.println("efs-csi benchmark-controller failed: " + e);
+      return 1;
     }
   }
 
@@ -140,6 +159,9 @@ public final class Main {
       all          both in one process (the default when no command is given, as the Go driver)
       proxy        run one per-mount proxy (started by the node plugin)
       demo         start the driver on a temporary socket and drive it with a built-in client
+      benchmark-controller [volumes]
+                   time CreateVolume/DeleteVolume of a packaged controller against the embedded
+                   EFS emulator (default 1000 volumes)
       version      print the version as JSON
 
     flags (the Go driver's names; unknown flags are refused with exit code 2):

@@ -114,6 +114,17 @@ class LayeringTest {
   }
 
   @Test
+  void onlyTheLauncherKnowsTheEmulator() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackages("io.efscsi.launcher..", "io.efscsi.emulator..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.efscsi.emulator..")
+        .check(all);
+  }
+
+  @Test
   void logbackOnlyInLaunchableCode() {
     noClasses()
         .that()

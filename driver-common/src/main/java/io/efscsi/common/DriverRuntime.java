@@ -64,8 +64,6 @@ public final class DriverRuntime implements AutoCloseable {
     new ProcessorMetrics().bindTo(registry);
     JvmGcMetrics gc = new JvmGcMetrics();
     gc.bindTo(registry);
-    // Plugins register their meters on the global registry; it forwards them to this one.
-    io.micrometer.core.instrument.Metrics.addRegistry(registry);
 
     Set<IdentityService.Capability> caps = EnumSet.noneOf(IdentityService.Capability.class);
     List<BindableService> services = new ArrayList<>();
@@ -79,6 +77,7 @@ public final class DriverRuntime implements AutoCloseable {
     CsiServer server = null;
     try {
       for (Plugin p : plugins) {
+        p.bindMetrics(registry);
         p.start(readiness);
         started.add(p);
       }
@@ -107,7 +106,6 @@ public final class DriverRuntime implements AutoCloseable {
         server.shutdown(java.time.Duration.ZERO);
       }
       started.forEach(Plugin::close);
-      io.micrometer.core.instrument.Metrics.removeRegistry(registry);
       registry.close();
       throw e;
     }
@@ -149,7 +147,6 @@ public final class DriverRuntime implements AutoCloseable {
         log.warn("{} did not stop cleanly: {}", p.name(), e.toString());
       }
     }
-    io.micrometer.core.instrument.Metrics.removeRegistry(registry);
     registry.close();
     log.info("efs-csi stopped");
   }

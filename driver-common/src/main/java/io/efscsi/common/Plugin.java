@@ -3,6 +3,7 @@ package io.efscsi.common;
 import io.efscsi.common.identity.IdentityService;
 import io.efscsi.common.identity.Readiness;
 import io.grpc.BindableService;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Set;
 
@@ -19,6 +20,9 @@ public interface Plugin extends AutoCloseable {
 
   /** Plugin capabilities this side contributes to GetPluginCapabilities. */
   Set<IdentityService.Capability> capabilities();
+
+  /** Gives the plugin the process's metrics registry; called once, before {@link #start}. */
+  default void bindMetrics(MeterRegistry registry) {}
 
   /**
    * Registers readiness checks and starts background work (clients, supervisors). Must return

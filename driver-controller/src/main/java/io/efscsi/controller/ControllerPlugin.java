@@ -3,7 +3,15 @@ package io.efscsi.controller;
 import io.efscsi.common.Plugin;
 import io.efscsi.common.identity.IdentityService.Capability;
 import io.efscsi.common.identity.Readiness;
+import io.efscsi.controller.cloud.ApiMetrics;
+import io.efscsi.controller.cloud.Clouds;
+import io.efscsi.controller.k8s.KubernetesFileSystemIds;
+import io.efscsi.controller.provision.AccessPointProvisioner;
+import io.efscsi.controller.provision.Tags;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.grpc.BindableService;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -12,15 +20,12 @@ import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import software.amazon.awssdk.core.retry.RetryMode;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
 import software.amazon.awssdk.regions.Region;
-import software.amazon.awssdk.services.efs.EfsClient;
-import software.amazon.awssdk.services.efs.EfsClientBuilder;
 
 /**
- * The controller side. It is ready once its cloud client is built (region found, SDK client
- * constructed); building retries in the background until it succeeds.
+ * The controller side. It is ready once its cloud clients are built (region found, SDK clients
+ * constructed); building retries in the background until it succeeds. Until then CreateVolume and
+ * DeleteVolume answer UNAVAILABLE.
  */
 public final class ControllerPlugin implements Plugin {
 
@@ -28,28 +33,34 @@ public final class ControllerPlugin implements Plugin {
 
   private final ControllerOptions options;
   private final RegionResolver regions;
-  private final Optional<URI> endpointOverride;
+  private final Map<String, String> env;
   private final Duration retryEvery;
-  private volatile EfsClient efs;
+  private final KubernetesFileSystemIds fileSystemIds =
+      new KubernetesFileSystemIds(() -> new KubernetesClientBuilder().build());
+  private final ControllerService service;
+  private volatile MeterRegistry registry = Metrics.globalRegistry;
+  private volatile Clouds clouds;
+  private volatile AccessPointProvisioner provisioner;
   private volatile Thread builder;
 
   public ControllerPlugin(ControllerOptions options, Map<String, String> env) {
     this(
         options,
         new RegionResolver(options.region(), env, RegionResolver.instanceMetadata()),
-        Optional.ofNullable(env.get("AWS_ENDPOINT_URL_EFS")).map(URI::create),
+        env,
         Duration.ofSeconds(10));
   }
 
   ControllerPlugin(
       ControllerOptions options,
       RegionResolver regions,
-      Optional<URI> endpointOverride,
+      Map<String, String> env,
       Duration retryEvery) {
     this.options = options;
     this.regions = regions;
-    this.endpointOverride = endpointOverride;
+    this.env = env;
     this.retryEvery = retryEvery;
+    this.service = new ControllerService(() -> Optional.ofNullable(provisioner));
   }
 
   @Override
@@ -59,7 +70,7 @@ public final class ControllerPlugin implements Plugin {
 
   @Override
   public List<BindableService> services() {
-    return List.of();
+    return List.of(service);
   }
 
   @Override
@@ -68,7 +79,19 @@ public final class ControllerPlugin implements Plugin {
   }
 
   @Override
+  public void bindMetrics(MeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  @Override
   public void start(Readiness readiness) {
+    if (options.deleteAccessPointRootDir()) {
+      log.warn(
+          "--delete-access-point-root-dir is set but not implemented yet: DeleteVolume deletes"
+              + " the access point and leaves its directory and data on the file system");
+    }
+    Tags tags = options.parsedTags();
+    tags.skipped().forEach(t -> log.warn("--tags: skipping '{}': expected key:value", t));
     Readiness.Gate gate = readiness.gate("cloud client", "AWS client not built yet");
     builder =
         Thread.ofVirtual()
@@ -76,8 +99,17 @@ public final class ControllerPlugin implements Plugin {
             .start(() -> {
               while (!Thread.currentThread().isInterrupted()) {
                 Optional<RegionResolver.Found> found = regions.resolve();
+                if (found.isPresent() && fips() && !fipsRegion(found.get().region())) {
+                  String why =
+                      "AWS_USE_FIPS_ENDPOINT=true but region "
+                          + found.get().region()
+                          + " has no FIPS endpoints for EFS (only us-* and ca-* regions do)";
+                  log.error(why);
+                  gate.fail(why);
+                  return;
+                }
                 if (found.isPresent()) {
-                  efs = build(found.get());
+                  build(found.get(), tags);
                   gate.open();
                   return;
                 }
@@ -95,22 +127,40 @@ public final class ControllerPlugin implements Plugin {
             });
   }
 
-  private EfsClient build(RegionResolver.Found found) {
-    EfsClientBuilder b =
-        EfsClient.builder()
-            .region(Region.of(found.region()))
-            .httpClientBuilder(UrlConnectionHttpClient.builder())
-            .overrideConfiguration(o ->
-                o.retryStrategy(
-                    options.adaptiveRetryMode() ? RetryMode.ADAPTIVE_V2 : RetryMode.STANDARD));
-    endpointOverride.ifPresent(b::endpointOverride);
-    EfsClient client = b.build();
+  private void build(RegionResolver.Found found, Tags tags) {
+    Clouds.Settings settings =
+        new Clouds.Settings(
+            Region.of(found.region()),
+            endpoint("AWS_ENDPOINT_URL_EFS"),
+            endpoint("AWS_ENDPOINT_URL_STS"),
+            options.adaptiveRetryMode(),
+            fips());
+    clouds = new Clouds(settings, new ApiMetrics(registry));
+    provisioner =
+        new AccessPointProvisioner(
+            clouds,
+            fileSystemIds,
+            tags,
+            options.maxAccessPointsPerFileSystem(),
+            options.accessPointRefresh());
     log.info(
-        "EFS client built for region {} (from {}), {} retries",
+        "EFS client built for region {} (from {}), {} retries{}",
         found.region(),
         found.source(),
-        options.adaptiveRetryMode() ? "adaptive" : "standard");
-    return client;
+        options.adaptiveRetryMode() ? "adaptive" : "standard",
+        settings.efsEndpoint().map(u -> ", EFS endpoint " + u).orElse(""));
+  }
+
+  private boolean fips() {
+    return "true".equalsIgnoreCase(env.getOrDefault("AWS_USE_FIPS_ENDPOINT", "").strip());
+  }
+
+  static boolean fipsRegion(String region) {
+    return region.startsWith("us-") || region.startsWith("ca-");
+  }
+
+  private Optional<URI> endpoint(String name) {
+    return Optional.ofNullable(env.get(name)).filter(s -> !s.isBlank()).map(URI::create);
   }
 
   @Override
@@ -119,9 +169,10 @@ public final class ControllerPlugin implements Plugin {
     if (t != null) {
       t.interrupt();
     }
-    EfsClient c = efs;
+    Clouds c = clouds;
     if (c != null) {
       c.close();
     }
+    fileSystemIds.close();
   }
 }

@@ -10,6 +10,7 @@ import io.efscsi.common.config.Flags;
 import io.efscsi.common.config.UsageException;
 import io.efscsi.common.identity.Readiness;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
@@ -49,8 +50,7 @@ class ControllerPluginTest {
             Optional.empty(), Map.of(), () -> Optional.ofNullable(metadataRegion.get()));
     Readiness readiness = new Readiness(java.time.Clock.systemUTC(), Duration.ZERO);
     try (ControllerPlugin plugin =
-        new ControllerPlugin(
-            options(Map.of()), resolver, Optional.empty(), Duration.ofMillis(20))) {
+        new ControllerPlugin(options(Map.of()), resolver, Map.of(), Duration.ofMillis(20))) {
       plugin.start(readiness);
       Thread.sleep(100);
       Readiness.State waiting = readiness.evaluate();
@@ -65,6 +65,33 @@ class ControllerPluginTest {
       }
       assertTrue(readiness.evaluate().ready());
     }
+  }
+
+  @Test
+  void fipsOutsideUsAndCaRegionsIsNotReadyAndSaysWhy() throws Exception {
+    Readiness readiness = new Readiness(java.time.Clock.systemUTC(), Duration.ZERO);
+    try (ControllerPlugin plugin =
+        new ControllerPlugin(
+            options(Map.of()),
+            new RegionResolver(Optional.of("eu-west-1"), Map.of(), Optional::empty),
+            Map.of("AWS_USE_FIPS_ENDPOINT", "true"),
+            Duration.ofMillis(20))) {
+      plugin.start(readiness);
+      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (readiness.evaluate().reasons().stream().noneMatch(r -> r.contains("FIPS"))
+          && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      Readiness.State state = readiness.evaluate();
+      assertFalse(state.ready());
+      assertEquals(
+          List.of(
+              "cloud client: AWS_USE_FIPS_ENDPOINT=true but region eu-west-1 has no FIPS endpoints"
+                  + " for EFS (only us-* and ca-* regions do)"),
+          state.reasons());
+    }
+    assertTrue(ControllerPlugin.fipsRegion("us-gov-west-1"));
+    assertTrue(ControllerPlugin.fipsRegion("ca-central-1"));
   }
 
   @Test

@@ -12,6 +12,7 @@ import io.efscsi.supervisor.mounts.ProcMountTable;
 import io.efscsi.supervisor.process.JavaProxyLauncher;
 import io.efscsi.supervisor.process.ProcProcessTable;
 import io.grpc.BindableService;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -37,6 +38,7 @@ public final class NodePlugin implements Plugin {
 
   private volatile ProxySupervisor supervisor;
   private volatile boolean closed;
+  private volatile MeterRegistry registry;
   private Thread starter;
 
   public NodePlugin(NodeOptions options) {
@@ -59,6 +61,11 @@ public final class NodePlugin implements Plugin {
   }
 
   @Override
+  public void bindMetrics(MeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  @Override
   public void start(Readiness readiness) {
     readiness.add(new StateDirCheck(options.stateDir()));
     Readiness.Gate gate = readiness.gate("proxy supervisor", "proxy supervisor not started yet");
@@ -72,7 +79,10 @@ public final class NodePlugin implements Plugin {
       try {
         ProxySupervisor s = newSupervisor(options.supervisor());
         s.start();
-        SupervisorMetrics.bind(s);
+        MeterRegistry r = registry;
+        if (r != null) {
+          SupervisorMetrics.bind(s, r);
+        }
         supervisor = s;
         gate.open();
         return;

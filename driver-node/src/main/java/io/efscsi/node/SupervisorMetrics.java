@@ -6,7 +6,6 @@ import io.efscsi.supervisor.SupervisorStats;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Metrics;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
 
@@ -15,8 +14,7 @@ final class SupervisorMetrics {
 
   private SupervisorMetrics() {}
 
-  static void bind(ProxySupervisor s) {
-    MeterRegistry r = Metrics.globalRegistry;
+  static void bind(ProxySupervisor s, MeterRegistry r) {
     SupervisorStats st = s.stats();
     counter(r, "efs_csi_proxy_launches", "proxy processes started", st.launches);
     counter(r, "efs_csi_proxy_restarts", "proxy restarts after an exit", st.restarts);

@@ -1,0 +1,61 @@
+package io.efscsi.controller.cloud;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * The EFS API as the controller needs it. Implementations throw {@link CloudException} with a
+ * {@link CloudException.Reason}; nothing else escapes.
+ */
+public interface Cloud {
+
+  /** Who this client acts as: "default", or the assumed role; scopes per-account caches. */
+  String identity();
+
+  FileSystem describeFileSystem(String fileSystemId);
+
+  /**
+   * Creates an access point, idempotent by client token.
+   *
+   * @throws CloudException {@code ALREADY_EXISTS} carrying the existing id when the token was used
+   *     with other parameters
+   */
+  AccessPoint createAccessPoint(AccessPointRequest request);
+
+  /** The access point, or empty when it does not exist. */
+  Optional<AccessPoint> describeAccessPoint(String accessPointId);
+
+  /** Every access point of the file system, page by page. */
+  void listAccessPoints(String fileSystemId, Consumer<AccessPoint> each);
+
+  /** Deletes the access point; false when it did not exist. */
+  boolean deleteAccessPoint(String accessPointId);
+
+  List<MountTarget> describeMountTargets(String fileSystemId);
+
+  /** A file system; {@code availabilityZone} is present for One Zone file systems. */
+  record FileSystem(String id, Optional<String> availabilityZone) {}
+
+  /** An access point; uid and gid are -1 when it has no POSIX user. */
+  record AccessPoint(
+      String id,
+      String fileSystemId,
+      String clientToken,
+      long uid,
+      long gid,
+      String rootPath,
+      Map<String, String> tags) {}
+
+  record AccessPointRequest(
+      String clientToken,
+      String fileSystemId,
+      long uid,
+      long gid,
+      String rootPath,
+      String permissions,
+      Map<String, String> tags) {}
+
+  record MountTarget(String id, String availabilityZone, String ipAddress, boolean available) {}
+}

@@ -1,0 +1,166 @@
+package io.efscsi.controller.cloud;
+
+import io.efscsi.controller.cloud.CloudException.Reason;
+import java.net.URI;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
+import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.http.SdkHttpClient;
+import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.efs.EfsClient;
+import software.amazon.awssdk.services.efs.EfsClientBuilder;
+import software.amazon.awssdk.services.sts.StsClient;
+import software.amazon.awssdk.services.sts.StsClientBuilder;
+import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider;
+
+/**
+ * The controller's AWS clients: one EFS client on the default credentials chain, and one per
+ * assumed role (cross-account provisioner secrets), each built once and kept, its STS credentials
+ * refreshed by the SDK before they expire. All share one HTTP client and one retry policy: adaptive
+ * (client-side rate limiting) or standard, 5 attempts, as the Go driver.
+ */
+public final class Clouds implements CloudSource, AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(Clouds.class);
+  static final int MAX_ATTEMPTS = 5;
+
+  /** Where and how to reach AWS. Endpoints are overrides (AWS_ENDPOINT_URL_EFS/_STS). */
+  public record Settings(
+      Region region,
+      Optional<URI> efsEndpoint,
+      Optional<URI> stsEndpoint,
+      boolean adaptiveRetries,
+      boolean fips) {}
+
+  private final Settings settings;
+  private final ApiMetrics metrics;
+  private final SdkHttpClient http = UrlConnectionHttpClient.builder().build();
+  private final AwsCloud defaultCloud;
+  private final Map<String, AwsCloud> byRole = new ConcurrentHashMap<>();
+  private final Map<String, AutoCloseable> closeables = new ConcurrentHashMap<>();
+  private volatile StsClient sts;
+
+  public Clouds(Settings settings, ApiMetrics metrics) {
+    this.settings = settings;
+    this.metrics = metrics;
+    EfsClient efs = efs(DefaultCredentialsProvider.builder().build());
+    closeables.put("default", efs);
+    this.defaultCloud = new AwsCloud("default", efs);
+  }
+
+  @Override
+  public Cloud defaultCloud() {
+    return defaultCloud;
+  }
+
+  /**
+   * The client acting as {@code roleArn}; built (and the role assumed once, to fail early with a
+   * clear message) on first use, then reused.
+   */
+  @Override
+  public Cloud forRole(String roleArn, Optional<String> externalId) {
+    String key = roleArn + "\u0000" + externalId.orElse("");
+    AwsCloud c = byRole.get(key);
+    if (c != null) {
+      return c;
+    }
+    synchronized (this) {
+      c = byRole.get(key);
+      if (c == null) {
+        c = assume(roleArn, externalId);
+        byRole.put(key, c);
+      }
+      return c;
+    }
+  }
+
+  private AwsCloud assume(String roleArn, Optional<String> externalId) {
+    StsAssumeRoleCredentialsProvider credentials =
+        StsAssumeRoleCredentialsProvider.builder()
+            .stsClient(sts())
+            .refreshRequest(r -> {
+              r.roleArn(roleArn).roleSessionName("efs-csi-controller");
+              externalId.ifPresent(r::externalId);
+            })
+            .build();
+    try {
+      credentials.resolveCredentials();
+    } catch (SdkException e) {
+      credentials.close();
+      throw new CloudException(
+          Reason.ACCESS_DENIED,
+          "Unable to initialize aws cloud: "
+              + e.getMessage()
+              + ". Please verify role has the correct AWS permissions for cross account mount",
+          e);
+    }
+    EfsClient efs = efs(credentials);
+    closeables.put(roleArn + "/" + externalId.orElse("") + "/creds", credentials);
+    closeables.put(roleArn + "/" + externalId.orElse(""), efs);
+    log.info("assumed role {} for cross-account provisioning", roleArn);
+    return new AwsCloud("role:" + roleArn + ":" + externalId.orElse(""), efs);
+  }
+
+  private synchronized StsClient sts() {
+    if (sts == null) {
+      StsClientBuilder b =
+          StsClient.builder()
+              .region(settings.region())
+              .httpClient(http)
+              .credentialsProvider(DefaultCredentialsProvider.builder().build())
+              .overrideConfiguration(override());
+      settings.stsEndpoint().ifPresent(b::endpointOverride);
+      sts = b.build();
+      closeables.put("sts", sts);
+    }
+    return sts;
+  }
+
+  private EfsClient efs(AwsCredentialsProvider credentials) {
+    EfsClientBuilder b =
+        EfsClient.builder()
+            .region(settings.region())
+            .httpClient(http)
+            .credentialsProvider(credentials)
+            .fipsEnabled(settings.fips())
+            .overrideConfiguration(override());
+    settings.efsEndpoint().ifPresent(b::endpointOverride);
+    return b.build();
+  }
+
+  private ClientOverrideConfiguration override() {
+    return ClientOverrideConfiguration.builder()
+        .retryStrategy(
+            settings.adaptiveRetries()
+                ? AwsRetryStrategy.adaptiveRetryStrategy().toBuilder()
+                    .maxAttempts(MAX_ATTEMPTS)
+                    .build()
+                : AwsRetryStrategy.standardRetryStrategy().toBuilder()
+                    .maxAttempts(MAX_ATTEMPTS)
+                    .build())
+        .addExecutionInterceptor(metrics)
+        .build();
+  }
+
+  @Override
+  public void close() {
+    closeables
+        .values()
+        .forEach(c -> {
+          try {
+            c.close();
+          } catch (Exception e) {
+            log.debug("closing an AWS client: {}", e.toString());
+          }
+        });
+    http.close();
+  }
+}

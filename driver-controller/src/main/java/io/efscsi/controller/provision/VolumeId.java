@@ -1,0 +1,62 @@
+package io.efscsi.controller.provision;
+
+import io.efscsi.common.error.DriverException;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * A volume handle, in every form the Go driver accepts: {@code fs-…}, {@code fs-…:/path}, {@code
+ * fs-…::fsap-…}, {@code fs-…:/path:fsap-…}, and the typed {@code efs:fs-…[:path[:fsap-…]]} that
+ * CreateVolume returns.
+ */
+public record VolumeId(
+    String type, String fileSystemId, String subPath, Optional<String> accessPointId) {
+
+  private static final Pattern FS = Pattern.compile("fs-[0-9a-f]{8,40}");
+  private static final Pattern AP = Pattern.compile("fsap-[0-9a-f]{8,40}");
+
+  /** The typed form CreateVolume returns: {@code efs:fs-…::fsap-…}. */
+  public static String format(String fileSystemId, String accessPointId) {
+    return "efs:" + fileSystemId + "::" + accessPointId;
+  }
+
+  /**
+   * Parses any accepted form.
+   *
+   * @throws DriverException INVALID_ARGUMENT naming the handle and what is wrong with it
+   */
+  public static VolumeId parse(String id) {
+    String[] t = id.split(":", -1);
+    String type = "efs";
+    int first = 0;
+    if (t[0].equals("efs") || t[0].equals("s3files")) {
+      type = t[0];
+      first = 1;
+    }
+    int fields = t.length - first;
+    if (fields < 1 || fields > 3) {
+      throw DriverException.invalidArgument(
+          "volume ID '%s' is invalid: expected fs-ID[:path[:fsap-ID]], optionally prefixed by efs:",
+          id);
+    }
+    String fs = t[first];
+    if (!FS.matcher(fs).matches()) {
+      throw DriverException.invalidArgument(
+          "volume ID '%s' is invalid: Expected a file system ID of the form 'fs-[0-9a-f]{8,40}', got"
+              + " '%s'",
+          id, fs);
+    }
+    String path = fields >= 2 ? t[first + 1] : "";
+    Optional<String> ap = Optional.empty();
+    if (fields == 3 && !t[first + 2].isEmpty()) {
+      if (!AP.matcher(t[first + 2]).matches()) {
+        throw DriverException.invalidArgument(
+            "volume ID '%s' is invalid: Expected an access point ID of the form"
+                + " 'fsap-[0-9a-f]{8,40}', got '%s'",
+            id, t[first + 2]);
+      }
+      ap = Optional.of(t[first + 2]);
+    }
+    return new VolumeId(type, fs, path, ap);
+  }
+}
