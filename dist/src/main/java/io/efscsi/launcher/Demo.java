@@ -99,7 +99,8 @@ final class Demo {
             Duration.ofSeconds(30),
             SupervisorOptions.defaults(tmp.resolve("state")),
             List.of("mount", "-t", "nfs4"),
-            2049);
+            2049,
+            io.efscsi.node.volume.MountDefaults.DEFAULT);
     say.println(
         "== starting efs-csi " + BuildInfo.load().version() + " in 'all' mode on " + endpoint);
     long t0 = System.nanoTime();

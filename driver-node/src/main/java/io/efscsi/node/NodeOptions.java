@@ -25,6 +25,7 @@ import java.util.OptionalInt;
  * @param nfsMountCommand the command that mounts NFS ({@code mount -t nfs4}); {@code -o <options>
  *     <source> <target>} are appended
  * @param mountTargetPort the NFS port of the mount targets (2049)
+ * @param mountDefaults the NFS options every mount starts from ({@code --nfs-mount-options})
  */
 public record NodeOptions(
     Path stateDir,
@@ -37,7 +38,8 @@ public record NodeOptions(
     Duration unmountTimeout,
     SupervisorOptions supervisor,
     List<String> nfsMountCommand,
-    int mountTargetPort) {
+    int mountTargetPort,
+    io.efscsi.node.volume.MountDefaults mountDefaults) {
 
   public static final String DEFAULT_STATE_DIR = "/var/run/efs-csi";
 
@@ -107,7 +109,11 @@ public record NodeOptions(
 
   /** Every node flag: the Go driver's, ours, then the proxy supervision ones. */
   public static final List<Flag> FLAGS =
-      java.util.stream.Stream.of(GO_FLAGS, OWN_FLAGS, SupervisorOptions.FLAGS)
+      java.util.stream.Stream.of(
+              GO_FLAGS,
+              OWN_FLAGS,
+              io.efscsi.node.volume.MountDefaults.FLAGS,
+              SupervisorOptions.FLAGS)
           .flatMap(List::stream)
           .toList();
 
@@ -149,7 +155,8 @@ public record NodeOptions(
         unmount,
         SupervisorOptions.from(flags, stateDir),
         mountCommand(flags.string("nfs-mount-command")),
-        port(flags.integer("mount-target-port")));
+        port(flags.integer("mount-target-port")),
+        io.efscsi.node.volume.MountDefaults.from(flags));
   }
 
   private static List<String> mountCommand(String raw) throws UsageException {

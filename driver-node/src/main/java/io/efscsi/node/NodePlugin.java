@@ -1,8 +1,18 @@
 package io.efscsi.node;
 
 import io.efscsi.common.Plugin;
+import io.efscsi.common.error.DriverException;
 import io.efscsi.common.identity.IdentityService.Capability;
 import io.efscsi.common.identity.Readiness;
+import io.efscsi.node.cloud.NodeMetadata;
+import io.efscsi.node.mount.CommandMounter;
+import io.efscsi.node.mount.MountPoints;
+import io.efscsi.node.mount.Mounter;
+import io.efscsi.node.volume.AwsMountTargetLookup;
+import io.efscsi.node.volume.InetAddressHostResolver;
+import io.efscsi.node.volume.MountPlan;
+import io.efscsi.node.volume.MountPlanner;
+import io.efscsi.node.volume.MountTargetResolver;
 import io.efscsi.supervisor.PortAllocator;
 import io.efscsi.supervisor.ProxySupervisor;
 import io.efscsi.supervisor.cgroup.CgroupDetector;
@@ -19,6 +29,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,14 +37,19 @@ import org.slf4j.LoggerFactory;
  * The node side. Ready when its state directory is writable and the proxy supervisor has adopted
  * the proxies of the state dir. A sick proxy never makes the node unready (Probe is about the
  * plugin, never one volume: a failing Probe restarts the plugin, which helps no volume); it shows
- * in metrics, logs and, with the Node service, VOLUME_CONDITION. (The Node service joins here with
- * its issue.)
+ * in metrics, logs and the Node service's VOLUME_CONDITION.
  */
 public final class NodePlugin implements Plugin {
 
   private static final Logger LOG = LoggerFactory.getLogger(NodePlugin.class);
 
+  private static final Duration MOUNT_TIMEOUT = Duration.ofSeconds(90);
+  private static final Duration UNMOUNT_WAIT = Duration.ofSeconds(10);
+  private static final Duration STATFS_TIMEOUT = Duration.ofSeconds(5);
+
   private final NodeOptions options;
+  private final NodeService service;
+  private final AwsMountTargetLookup lookup;
   private static final Duration RETRY = Duration.ofSeconds(2);
 
   private volatile ProxySupervisor supervisor;
@@ -43,6 +59,93 @@ public final class NodePlugin implements Plugin {
 
   public NodePlugin(NodeOptions options) {
     this.options = options;
+    this.lookup = new AwsMountTargetLookup();
+    NodeMetadata metadata = environmentMetadata();
+    MountPlanner planner =
+        new MountPlanner(
+            options.mountDefaults(),
+            metadata,
+            new MountTargetResolver(
+                new InetAddressHostResolver(InetAddressHostResolver.DEFAULT_TIMEOUT), lookup));
+    Supplier<ProxySupervisor> supervisors =
+        () ->
+            supervisor()
+                .orElseThrow(() ->
+                    DriverException.unavailable(
+                        "the node plugin is starting: its proxy supervisor has not adopted"
+                            + " the state dir yet"));
+    MountPoints mounts = new MountPoints(new ProcMountTable(ProcMountTable.SELF));
+    Mounter mounter =
+        new CommandMounter(options.nfsMountCommand(), MOUNT_TIMEOUT, options.unmountTimeout());
+    this.service =
+        new NodeService(
+            (id, ctx, flags, ro) ->
+                withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort()),
+            new StagingMounts(supervisors, mounter, mounts, ClientCertificates.NONE, UNMOUNT_WAIT),
+            new PublishMounts(mounter, mounts, UNMOUNT_WAIT),
+            new VolumeHealth(mounts, supervisors, new VolumeStats(STATFS_TIMEOUT)),
+            metadata,
+            options.maxInflightMountCalls(),
+            options.volumeAttachLimit());
+  }
+
+  /** The mount target port, when it is not the standard one (tests, NFS gateways). */
+  private static MountPlan withPort(MountPlan p, int port) {
+    if (p.upstreamPort() == port) {
+      return p;
+    }
+    return new MountPlan(
+        p.fileSystemId(),
+        p.accessPointId(),
+        p.exportPath(),
+        p.upstreamHost(),
+        port,
+        p.tls(),
+        p.serverName(),
+        p.iam(),
+        p.caFile(),
+        p.verifyHostname(),
+        p.credentials(),
+        p.nfsOptions(),
+        p.readOnly());
+  }
+
+  /**
+   * Node identity from the environment: CSI_NODE_NAME (the DaemonSet sets it from the pod's node
+   * name) else the host name; region from AWS_REGION / AWS_DEFAULT_REGION.
+   */
+  private static NodeMetadata environmentMetadata() {
+    String name = System.getenv().getOrDefault("CSI_NODE_NAME", "").strip();
+    String region =
+        System.getenv()
+            .getOrDefault("AWS_REGION", System.getenv().getOrDefault("AWS_DEFAULT_REGION", ""));
+    String id;
+    if (!name.isEmpty()) {
+      id = name;
+    } else {
+      try {
+        id = java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.io.IOException e) {
+        id = "unknown-node";
+      }
+    }
+    String nodeId = id;
+    return new NodeMetadata() {
+      @Override
+      public String nodeId() {
+        return nodeId;
+      }
+
+      @Override
+      public String region() {
+        return region;
+      }
+
+      @Override
+      public Optional<String> availabilityZone() {
+        return Optional.empty();
+      }
+    };
   }
 
   @Override
@@ -52,7 +155,7 @@ public final class NodePlugin implements Plugin {
 
   @Override
   public List<BindableService> services() {
-    return List.of();
+    return List.of(service);
   }
 
   @Override
@@ -150,6 +253,7 @@ public final class NodePlugin implements Plugin {
   @Override
   public void close() {
     closed = true;
+    lookup.close();
     if (starter != null) {
       starter.interrupt();
     }

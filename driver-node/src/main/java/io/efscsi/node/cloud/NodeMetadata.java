@@ -17,4 +17,14 @@ public interface NodeMetadata {
 
   /** The availability zone name ({@code us-east-1a}), when known. */
   Optional<String> availabilityZone();
+
+  /**
+   * The availability zone id ({@code use1-az1}), when known (IMDS {@code
+   * placement/availability-zone-id}). Cross-account mounts name the zone by id, because zone names
+   * map to different zones in different accounts; without it the planner asks EC2
+   * (DescribeAvailabilityZones).
+   */
+  default Optional<String> availabilityZoneId() {
+    return Optional.empty();
+  }
 }

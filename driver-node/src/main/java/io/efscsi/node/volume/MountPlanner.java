@@ -1,0 +1,199 @@
+package io.efscsi.node.volume;
+
+import io.efscsi.common.error.DriverException;
+import io.efscsi.node.cloud.NodeMetadata;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node's volume contract: turns a volume id, its volume attributes, the PV/StorageClass mount
+ * options and the read-only flag into a {@link MountPlan}, with the Go driver's rules and messages
+ * (docs/volumes.md) and our NFS defaults ({@link MountDefaults}). Pure apart from the resolver's
+ * DNS and AWS lookups; warnings go to the log.
+ *
+ * <p>Rules beyond parsing each part: an access point in the handle and a different {@code
+ * accesspoint=} option conflict; an access point always means TLS (as the Go driver, which adds
+ * {@code tls} with it); {@code tls} with {@code encryptInTransit: "false"}, {@code notls} without
+ * it, and {@code tls} with {@code notls} are errors; {@code iam} needs TLS; {@code awsprofile=},
+ * {@code rolearn=} and {@code jwtpath=} need {@code iam}, and {@code rolearn=} goes with {@code
+ * jwtpath=}; {@code crossaccount} cannot be combined with a mount target address.
+ */
+public final class MountPlanner {
+
+  private static final Logger LOG = LoggerFactory.getLogger(MountPlanner.class);
+
+  private final MountDefaults defaults;
+  private final NodeMetadata node;
+  private final MountTargetResolver resolver;
+
+  public MountPlanner(MountDefaults defaults, NodeMetadata node, MountTargetResolver resolver) {
+    this.defaults = defaults;
+    this.node = node;
+    this.resolver = resolver;
+  }
+
+  /**
+   * The plan for one volume.
+   *
+   * @throws DriverException INVALID_ARGUMENT for a malformed or unsupported id, attribute or
+   *     option; FAILED_PRECONDITION, NOT_FOUND or UNAVAILABLE when no mount target can be found
+   */
+  public MountPlan plan(
+      String volumeId,
+      Map<String, String> volumeContext,
+      List<String> mountFlags,
+      boolean readOnly) {
+    VolumeContext ctx = VolumeContext.parse(volumeContext);
+    VolumeHandle handle = VolumeHandle.parse(volumeId);
+    if (handle.type() == VolumeHandle.Type.S3FILES) {
+      throw invalid(
+          "volume ID '"
+              + volumeId
+              + "' names an Amazon S3 Files file system: S3 Files volumes are not supported by"
+              + " this driver, which mounts Amazon EFS only");
+    }
+    MountOptions opts = MountOptions.parse(mountFlags);
+    List<String> warnings = new ArrayList<>(opts.warnings());
+    String fs = handle.fileSystemId();
+
+    Optional<String> ap = handle.accessPointId();
+    if (opts.accessPointId().isPresent()) {
+      String moap = opts.accessPointId().get();
+      if (ap.isPresent() && !ap.get().equals(moap)) {
+        throw invalid(
+            "Found conflicting access point IDs in mountOptions ("
+                + moap
+                + ") and volumeHandle ("
+                + ap.get()
+                + ")");
+      }
+      warnings.add(
+          "Use of 'accesspoint' under mountOptions is deprecated with this driver. Specify the"
+              + " access point in the volumeHandle instead, e.g. 'volumeHandle: "
+              + fs
+              + ":"
+              + handle.subPath()
+              + ":"
+              + moap
+              + "'");
+      ap = Optional.of(moap);
+    }
+
+    boolean tls = tls(ctx, opts, ap, warnings);
+    MountPlan.IamCredentialsSource credentials = credentials(opts, tls);
+    if (!tls && (opts.caFile().isPresent() || opts.verify().isPresent())) {
+      warnings.add("mount options cafile= and verify= ignored: the volume is mounted without TLS");
+    }
+
+    Optional<String> ip = opts.mountTargetIp().or(ctx::mountTargetIp);
+    if (opts.mountTargetIp().isPresent()
+        && ctx.mountTargetIp().isPresent()
+        && !opts.mountTargetIp().equals(ctx.mountTargetIp())) {
+      warnings.add(
+          "mount option mounttargetip="
+              + opts.mountTargetIp().get()
+              + " overrides the volume attribute mounttargetip="
+              + ctx.mountTargetIp().get());
+    }
+    boolean crossAccount = ctx.crossAccount() || opts.crossAccount();
+    if (crossAccount && (ip.isPresent() || !ctx.mountTargetIpMap().isEmpty())) {
+      throw invalid(
+          "crossaccount cannot be combined with mounttargetip or mounttargetipmap: it names"
+              + " the mount target by DNS");
+    }
+    String region = opts.region().orElseGet(node::region);
+    MountTargetResolver.MountTarget target =
+        resolver.resolve(
+            new MountTargetResolver.Request(
+                fs,
+                region,
+                ip,
+                ip.isPresent() ? new TreeMap<>() : ctx.mountTargetIpMap(),
+                opts.az(),
+                crossAccount,
+                node.availabilityZone(),
+                node.availabilityZoneId()));
+    warnings.addAll(target.warnings());
+
+    List<String> nfs = NfsOptions.merge(defaults.nfsOptions(), opts.nfs());
+    if (readOnly) {
+      nfs = NfsOptions.merge(nfs, List.of("ro"));
+    }
+    for (String w : warnings) {
+      LOG.warn("volume {}: {}", volumeId, w);
+    }
+    LOG.debug("volume {}: mount target {} ({})", volumeId, target.host(), target.how());
+    return new MountPlan(
+        fs,
+        ap,
+        handle.exportPath(),
+        target.host(),
+        MountTargetResolver.NFS_PORT,
+        tls,
+        target.serverName(),
+        opts.iam(),
+        tls ? opts.caFile() : Optional.empty(),
+        !tls || opts.verify().orElse(2) != 0,
+        credentials,
+        nfs,
+        nfs.contains("ro"));
+  }
+
+  private static boolean tls(
+      VolumeContext ctx, MountOptions opts, Optional<String> ap, List<String> warnings) {
+    if (opts.tls() && opts.notls()) {
+      throw invalid("Found both tls and notls in mountOptions");
+    }
+    if (opts.tls() && !ctx.encryptInTransit()) {
+      throw invalid("Found tls in mountOptions but encryptInTransit is false");
+    }
+    if (opts.notls() && ctx.encryptInTransit()) {
+      throw invalid(
+          "Found notls in mountOptions but encryptInTransit is true (the default); set"
+              + " encryptInTransit: \"false\" in volumeAttributes to mount without TLS");
+    }
+    if (opts.notls() && ap.isPresent()) {
+      throw invalid(
+          "Found notls in mountOptions but access point "
+              + ap.get()
+              + " is only reachable over TLS");
+    }
+    if (!ctx.encryptInTransit() && ap.isPresent()) {
+      warnings.add(
+          "encryptInTransit is false but access point "
+              + ap.get()
+              + " is only reachable over TLS: mounting with TLS");
+    }
+    return ctx.encryptInTransit() || ap.isPresent();
+  }
+
+  private static MountPlan.IamCredentialsSource credentials(MountOptions opts, boolean tls) {
+    if (opts.iam() && !tls) {
+      throw invalid("mount option iam needs TLS, but encryptInTransit is false");
+    }
+    boolean named =
+        opts.awsProfile().isPresent() || opts.roleArn().isPresent() || opts.jwtPath().isPresent();
+    if (named && !opts.iam()) {
+      throw invalid("mount options awsprofile=, rolearn= and jwtpath= need the iam option");
+    }
+    if (opts.roleArn().isPresent() != opts.jwtPath().isPresent()) {
+      throw invalid("mount options rolearn= and jwtpath= must be given together");
+    }
+    if (opts.awsProfile().isPresent() && opts.roleArn().isPresent()) {
+      throw invalid("mount options awsprofile= and rolearn=/jwtpath= cannot be used together");
+    }
+    if (!named) {
+      return MountPlan.IamCredentialsSource.DEFAULT_CHAIN;
+    }
+    return new MountPlan.IamCredentialsSource(opts.awsProfile(), opts.roleArn(), opts.jwtPath());
+  }
+
+  private static DriverException invalid(String message) {
+    return new DriverException(DriverException.Kind.INVALID_ARGUMENT, message);
+  }
+}

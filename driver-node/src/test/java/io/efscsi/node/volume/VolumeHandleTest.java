@@ -1,0 +1,98 @@
+package io.efscsi.node.volume;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.efscsi.common.error.DriverException;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class VolumeHandleTest {
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      nullValues = "-",
+      value = {
+        // handle | type | fs id | subpath | access point | export path
+        "fs-abcd1234|EFS|fs-abcd1234|/|-|/",
+        "fs-abcd1234:|EFS|fs-abcd1234|/|-|/",
+        "fs-abcd1234::|EFS|fs-abcd1234|/|-|/",
+        "fs-abcd1234:/a/b/|EFS|fs-abcd1234|/a/b|-|/a/b",
+        "fs-abcd1234:a/b/:|EFS|fs-abcd1234|a/b|-|/a/b",
+        "fs-abcd1234:/a/./b//c/../d|EFS|fs-abcd1234|/a/b/d|-|/a/b/d",
+        "fs-abcd1234:../../x|EFS|fs-abcd1234|../../x|-|/x",
+        "fs-abcd1234:/..|EFS|fs-abcd1234|/|-|/",
+        "fs-abcd1234::fsap-abcd1234|EFS|fs-abcd1234|/|fsap-abcd1234|/",
+        "fs-abcd1234:/a:fsap-abcd1234|EFS|fs-abcd1234|/a|fsap-abcd1234|/a",
+        "fs-0123456789abcdef0123456789abcdef01234567::fsap-0123456789abcdef0|EFS|fs-0123456789abcdef0123456789abcdef01234567|/|fsap-0123456789abcdef0|/",
+        "efs:fs-abcd1234|EFS|fs-abcd1234|/|-|/",
+        "efs:fs-abcd1234::fsap-abcd1234|EFS|fs-abcd1234|/|fsap-abcd1234|/",
+        "efs:fs-abcd1234:/data/shared:fsap-abcd1234|EFS|fs-abcd1234|/data/shared|fsap-abcd1234|/data/shared",
+        "efs:fs-abcd1234::|EFS|fs-abcd1234|/|-|/",
+        "s3files:fs-abcd1234|S3FILES|fs-abcd1234|/|-|/",
+        "s3files:fs-abcd1234:/data/shared:fsap-abcd1234|S3FILES|fs-abcd1234|/data/shared|fsap-abcd1234|/data/shared",
+      })
+  void acceptsEveryGoForm(
+      String id, VolumeHandle.Type type, String fs, String sub, String ap, String export) {
+    VolumeHandle h = VolumeHandle.parse(id);
+    assertEquals(new VolumeHandle(type, fs, sub, Optional.ofNullable(ap)), h);
+    assertEquals(export, h.exportPath());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "invalid-id|volume ID 'invalid-id' is invalid: Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'",
+        "''|volume ID '' is invalid: Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'",
+        "fs-abc123|volume ID 'fs-abc123' is invalid: Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'",
+        "fs-ABCD1234|volume ID 'fs-ABCD1234' is invalid: Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'",
+        "fs-0123456789abcdef0123456789abcdef012345678|volume ID 'fs-0123456789abcdef0123456789abcdef012345678' is invalid: Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'",
+        "efs:invalid-id|volume ID 'efs:invalid-id' is invalid: Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'",
+        "efs|volume ID 'efs' is invalid: Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'",
+        "s3files:invalid-id|volume ID 's3files:invalid-id' is invalid: Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'",
+        "fs-abcd1234::invalid-id|volume ID 'fs-abcd1234::invalid-id' has an invalid access point ID 'invalid-id': Expected it to be of the form 'fsap-[0-9a-f]{8,40}'",
+        "fs-abcd1234::fsap-abc|volume ID 'fs-abcd1234::fsap-abc' has an invalid access point ID 'fsap-abc': Expected it to be of the form 'fsap-[0-9a-f]{8,40}'",
+        "efs:fs-abcd1234::invalid-id|volume ID 'efs:fs-abcd1234::invalid-id' has an invalid access point ID 'invalid-id': Expected it to be of the form 'fsap-[0-9a-f]{8,40}'",
+        "s3files:fs-abcd1234::invalid-id|volume ID 's3files:fs-abcd1234::invalid-id' has an invalid access point ID 'invalid-id': Expected it to be of the form 'fsap-[0-9a-f]{8,40}'",
+        "fs-abcd1234:/a/b/::four!|volume ID 'fs-abcd1234:/a/b/::four!' is invalid: Expected at most three fields separated by ':'",
+        "nfs:fs-abcd1234::fsap-abcd1234|volume ID 'nfs:fs-abcd1234::fsap-abcd1234' is invalid: Expected at most three fields separated by ':'",
+        "EFS:fs-abcd1234::fsap-abcd1234|volume ID 'EFS:fs-abcd1234::fsap-abcd1234' is invalid: Expected at most three fields separated by ':'",
+        "efs:fs-abcd1234:/a:fsap-abcd1234:x|volume ID 'efs:fs-abcd1234:/a:fsap-abcd1234:x' is invalid: Expected at most four fields separated by ':'",
+      })
+  void rejectsWithTheGoMessages(String id, String message) {
+    DriverException e = assertThrows(DriverException.class, () -> VolumeHandle.parse(id));
+    assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind());
+    assertEquals(message, e.getMessage());
+  }
+
+  @ParameterizedTest(name = "clean({0}) = {1}")
+  @CsvSource({
+    "'',.",
+    "/,/",
+    "abc,abc",
+    "abc/def/,abc/def",
+    "a//b,a/b",
+    "./a,a",
+    "a/./b,a/b",
+    "a/..,.",
+    "a/../..,..",
+    "../../a,../../a",
+    "/../a,/a",
+    "//a//b//,/a/b",
+    "/a/b/../../..,/",
+    "a/b/../c/./d/,a/c/d",
+  })
+  void cleanPathIsGosPathClean(String in, String out) {
+    assertEquals(out, GoSyntax.cleanPath(in));
+  }
+
+  @Test
+  void typePrefixesAreTheGoDriversNames() {
+    assertEquals("efs", VolumeHandle.Type.EFS.prefix());
+    assertEquals("s3files", VolumeHandle.Type.S3FILES.prefix());
+  }
+}
