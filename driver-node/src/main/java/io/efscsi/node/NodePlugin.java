@@ -83,7 +83,18 @@ public final class NodePlugin implements Plugin {
                 withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort()),
             new StagingMounts(supervisors, mounter, mounts, ClientCertificates.NONE, UNMOUNT_WAIT),
             new PublishMounts(mounter, mounts, UNMOUNT_WAIT),
-            new VolumeHealth(mounts, supervisors, new VolumeStats(STATFS_TIMEOUT)),
+            new VolumeHealth(
+                mounts,
+                supervisors,
+                new VolumeStats(STATFS_TIMEOUT),
+                options.volMetricsOptIn()
+                    ? Optional.of(
+                        new UsageWalks(
+                            options.volMetricsRefreshPeriod(),
+                            options.volMetricsFsRateLimit(),
+                            Duration.ofMinutes(30),
+                            java.time.Clock.systemUTC()))
+                    : Optional.empty()),
             metadata,
             options.maxInflightMountCalls(),
             options.volumeAttachLimit());

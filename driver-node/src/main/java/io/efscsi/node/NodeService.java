@@ -93,6 +93,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     String volumeId = required("volume_id", req.getVolumeId());
     Path stagingPath = path("staging_target_path", req.getStagingTargetPath());
     guarded("NodeUnstageVolume", volumeId, false, () -> staging.unstage(volumeId, stagingPath));
+    health.forget(volumeId);
     reply(out, NodeUnstageVolumeResponse.getDefaultInstance());
   }
 

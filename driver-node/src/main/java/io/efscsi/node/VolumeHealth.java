@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
 import java.util.function.Supplier;
 
 /**
@@ -24,12 +25,17 @@ public final class VolumeHealth {
   private final MountPoints mounts;
   private final Supplier<ProxySupervisor> supervisors;
   private final VolumeStats stats;
+  private final Optional<UsageWalks> walks;
 
   public VolumeHealth(
-      MountPoints mounts, Supplier<ProxySupervisor> supervisors, VolumeStats stats) {
+      MountPoints mounts,
+      Supplier<ProxySupervisor> supervisors,
+      VolumeStats stats,
+      Optional<UsageWalks> walks) {
     this.mounts = mounts;
     this.supervisors = supervisors;
     this.stats = stats;
+    this.walks = walks;
   }
 
   public Report report(String volumeId, Path volumePath) throws IOException {
@@ -51,7 +57,7 @@ public final class VolumeHealth {
     Optional<VolumeStats.Usage> usage = Optional.empty();
     if (problem == null) {
       try {
-        usage = Optional.of(stats.of(volumePath));
+        usage = Optional.of(withWalk(volumeId, volumePath, stats.of(volumePath)));
       } catch (DriverException e) {
         problem = e.getMessage();
       }
@@ -59,6 +65,29 @@ public final class VolumeHealth {
     return problem == null
         ? new Report(usage, false, "volume is healthy")
         : new Report(usage, true, problem);
+  }
+
+  /** Drops what is cached for a volume that is no longer staged. */
+  public void forget(String volumeId) {
+    walks.ifPresent(w -> w.forget(volumeId));
+  }
+
+  /** The walk's used bytes in place of statfs's, when the usage walk is opted in and has run. */
+  private VolumeStats.Usage withWalk(String volumeId, Path path, VolumeStats.Usage u) {
+    if (walks.isEmpty()) {
+      return u;
+    }
+    String fs;
+    try {
+      fs = io.efscsi.node.volume.VolumeHandle.parse(volumeId).fileSystemId();
+    } catch (DriverException e) {
+      fs = volumeId;
+    }
+    OptionalLong used = walks.get().usedBytes(volumeId, fs, path);
+    return used.isEmpty()
+        ? u
+        : new VolumeStats.Usage(
+            u.totalBytes(), u.availableBytes(), used.getAsLong(), u.totalInodes(), u.freeInodes());
   }
 
   private static String problem(ProxyStatus s) {
