@@ -6,6 +6,7 @@ import io.efscsi.common.identity.Readiness;
 import io.efscsi.controller.cloud.ApiMetrics;
 import io.efscsi.controller.cloud.Clouds;
 import io.efscsi.controller.k8s.KubernetesFileSystemIds;
+import io.efscsi.controller.k8s.NodeRegionLabel;
 import io.efscsi.controller.provision.AccessPointProvisioner;
 import io.efscsi.controller.provision.Tags;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -46,7 +47,13 @@ public final class ControllerPlugin implements Plugin {
   public ControllerPlugin(ControllerOptions options, Map<String, String> env) {
     this(
         options,
-        new RegionResolver(options.region(), env, RegionResolver.instanceMetadata()),
+        new RegionResolver(
+            options.region(),
+            env,
+            RegionResolver.instanceMetadata(),
+            env.containsKey("KUBERNETES_SERVICE_HOST")
+                ? new NodeRegionLabel(() -> new KubernetesClientBuilder().build(), env)::region
+                : Optional::empty),
         env,
         Duration.ofSeconds(10));
   }

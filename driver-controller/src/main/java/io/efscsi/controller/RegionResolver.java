@@ -9,7 +9,8 @@ import software.amazon.awssdk.imds.Ec2MetadataRetryPolicy;
 /**
  * Finds the AWS region: the {@code --region} flag, then {@code AWS_REGION} and {@code
  * AWS_DEFAULT_REGION}, then instance metadata (with a short timeout, so a cluster without IMDS only
- * waits a moment).
+ * waits a moment), then the region label of the Node the pod runs on. No source is a hard
+ * dependency.
  */
 final class RegionResolver {
 
@@ -20,11 +21,17 @@ final class RegionResolver {
   private final Optional<String> flag;
   private final Map<String, String> env;
   private final Imds imds;
+  private final Imds nodeLabels;
 
   RegionResolver(Optional<String> flag, Map<String, String> env, Imds imds) {
+    this(flag, env, imds, Optional::empty);
+  }
+
+  RegionResolver(Optional<String> flag, Map<String, String> env, Imds imds, Imds nodeLabels) {
     this.flag = flag;
     this.env = env;
     this.imds = imds;
+    this.nodeLabels = nodeLabels;
   }
 
   /** The region and where it came from; empty when no source has one. */
@@ -38,10 +45,13 @@ final class RegionResolver {
         return Optional.of(new Found(v.strip(), name));
       }
     }
-    if ("true".equalsIgnoreCase(env.getOrDefault("AWS_EC2_METADATA_DISABLED", "").strip())) {
-      return Optional.empty();
+    if (!"true".equalsIgnoreCase(env.getOrDefault("AWS_EC2_METADATA_DISABLED", "").strip())) {
+      Optional<String> fromImds = imds.region();
+      if (fromImds.isPresent()) {
+        return Optional.of(new Found(fromImds.get(), "instance metadata"));
+      }
     }
-    return imds.region().map(r -> new Found(r, "instance metadata"));
+    return nodeLabels.region().map(r -> new Found(r, "the node's region label"));
   }
 
   record Found(String region, String source) {}

@@ -43,6 +43,31 @@ class ControllerPluginTest {
   }
 
   @Test
+  void theNodesRegionLabelIsTheLastSourceAndUsedWhenMetadataIsOffOrSilent() {
+    RegionResolver.Imds labels = () -> Optional.of("sa-east-1");
+    assertEquals(
+        new RegionResolver.Found("sa-east-1", "the node's region label"),
+        new RegionResolver(Optional.empty(), Map.of(), Optional::empty, labels)
+            .resolve()
+            .orElseThrow());
+    assertEquals(
+        new RegionResolver.Found("sa-east-1", "the node's region label"),
+        new RegionResolver(
+                Optional.empty(),
+                Map.of("AWS_EC2_METADATA_DISABLED", "true"),
+                () -> Optional.of("never-asked"),
+                labels)
+            .resolve()
+            .orElseThrow());
+    assertEquals(
+        "eu-west-1",
+        new RegionResolver(Optional.empty(), Map.of(), () -> Optional.of("eu-west-1"), labels)
+            .resolve()
+            .orElseThrow()
+            .region());
+  }
+
+  @Test
   void notReadyUntilTheRegionIsKnownThenReady() throws Exception {
     AtomicReference<String> metadataRegion = new AtomicReference<>();
     RegionResolver resolver =
