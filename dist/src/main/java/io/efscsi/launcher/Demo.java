@@ -116,7 +116,12 @@ final class Demo {
                             "AWS_ENDPOINT_URL_EFS", efs.endpoint().toString(),
                             "AWS_ENDPOINT_URL_STS", efs.endpoint().toString(),
                             "AWS_EC2_METADATA_DISABLED", "true")),
-                    new NodePlugin(node)));
+                    new NodePlugin(
+                        node,
+                        Map.of(
+                            "CSI_NODE_NAME", "demo-node",
+                            "AWS_REGION", "us-east-1",
+                            "AWS_EC2_METADATA_DISABLED", "true"))));
         CsiChannels.Client client = CsiChannels.open(endpoint)) {
       String fileSystem = efs.createFileSystem();
       say.printf("   EFS emulator on %s with file system %s%n", efs.endpoint(), fileSystem);

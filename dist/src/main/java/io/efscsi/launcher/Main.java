@@ -118,7 +118,7 @@ public final class Main {
       plugins.add(new ControllerPlugin(ControllerOptions.from(flags), env));
     }
     if (mode != Mode.CONTROLLER) {
-      plugins.add(new NodePlugin(NodeOptions.from(flags)));
+      plugins.add(new NodePlugin(NodeOptions.from(flags), env));
     }
     Logging.configure(common.verbosity());
     Logger log = LoggerFactory.getLogger(Main.class);

@@ -27,6 +27,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -50,6 +51,7 @@ public final class NodePlugin implements Plugin {
   private final NodeOptions options;
   private final NodeService service;
   private final AwsMountTargetLookup lookup;
+  private final NodeCloud cloud;
   private static final Duration RETRY = Duration.ofSeconds(2);
 
   private volatile ProxySupervisor supervisor;
@@ -57,10 +59,11 @@ public final class NodePlugin implements Plugin {
   private volatile MeterRegistry registry;
   private Thread starter;
 
-  public NodePlugin(NodeOptions options) {
+  public NodePlugin(NodeOptions options, Map<String, String> env) {
     this.options = options;
     this.lookup = new AwsMountTargetLookup();
-    NodeMetadata metadata = environmentMetadata();
+    this.cloud = new NodeCloud(env);
+    NodeMetadata metadata = cloud.metadata();
     MountPlanner planner =
         new MountPlanner(
             options.mountDefaults(),
@@ -81,7 +84,7 @@ public final class NodePlugin implements Plugin {
         new NodeService(
             (id, ctx, flags, ro) ->
                 withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort()),
-            new StagingMounts(supervisors, mounter, mounts, ClientCertificates.NONE, UNMOUNT_WAIT),
+            new StagingMounts(supervisors, mounter, mounts, cloud.certificates(), UNMOUNT_WAIT),
             new PublishMounts(mounter, mounts, UNMOUNT_WAIT),
             new VolumeHealth(
                 mounts,
@@ -121,44 +124,6 @@ public final class NodePlugin implements Plugin {
         p.readOnly());
   }
 
-  /**
-   * Node identity from the environment: CSI_NODE_NAME (the DaemonSet sets it from the pod's node
-   * name) else the host name; region from AWS_REGION / AWS_DEFAULT_REGION.
-   */
-  private static NodeMetadata environmentMetadata() {
-    String name = System.getenv().getOrDefault("CSI_NODE_NAME", "").strip();
-    String region =
-        System.getenv()
-            .getOrDefault("AWS_REGION", System.getenv().getOrDefault("AWS_DEFAULT_REGION", ""));
-    String id;
-    if (!name.isEmpty()) {
-      id = name;
-    } else {
-      try {
-        id = java.net.InetAddress.getLocalHost().getHostName();
-      } catch (java.io.IOException e) {
-        id = "unknown-node";
-      }
-    }
-    String nodeId = id;
-    return new NodeMetadata() {
-      @Override
-      public String nodeId() {
-        return nodeId;
-      }
-
-      @Override
-      public String region() {
-        return region;
-      }
-
-      @Override
-      public Optional<String> availabilityZone() {
-        return Optional.empty();
-      }
-    };
-  }
-
   @Override
   public String name() {
     return "node";
@@ -182,8 +147,42 @@ public final class NodePlugin implements Plugin {
   @Override
   public void start(Readiness readiness) {
     readiness.add(new StateDirCheck(options.stateDir()));
+    Readiness.Gate metadata = readiness.gate("node metadata", "node metadata not resolved yet");
     Readiness.Gate gate = readiness.gate("proxy supervisor", "proxy supervisor not started yet");
-    starter = Thread.ofVirtual().name("supervisor-start").start(() -> startSupervisor(gate));
+    starter =
+        Thread.ofVirtual()
+            .name("node-start")
+            .start(() -> {
+              if (resolveMetadata(metadata)) {
+                cloud.startTaintRemover();
+                startSupervisor(gate);
+              }
+            });
+  }
+
+  /** Resolves the node metadata, retrying while no source answers; false when closed first. */
+  private boolean resolveMetadata(Readiness.Gate gate) {
+    String lastReason = null;
+    while (!closed) {
+      try {
+        cloud.resolveMetadata();
+        gate.open();
+        return true;
+      } catch (RuntimeException e) {
+        String reason = e.getMessage();
+        if (!reason.equals(lastReason)) {
+          LOG.error("{} (retrying every {} s)", reason, RETRY.toSeconds());
+          lastReason = reason;
+        }
+        gate.fail(reason);
+      }
+      try {
+        Thread.sleep(RETRY);
+      } catch (InterruptedException e) {
+        return false;
+      }
+    }
+    return false;
   }
 
   /** Starts the supervisor, retrying every few seconds while the state dir is not usable. */
@@ -265,6 +264,7 @@ public final class NodePlugin implements Plugin {
   public void close() {
     closed = true;
     lookup.close();
+    cloud.close();
     if (starter != null) {
       starter.interrupt();
     }

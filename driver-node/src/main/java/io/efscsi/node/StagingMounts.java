@@ -33,14 +33,14 @@ public final class StagingMounts {
   private final Supplier<ProxySupervisor> supervisors;
   private final Mounter mounter;
   private final MountPoints mounts;
-  private final ClientCertificates certificates;
+  private final ClientCertificateSource certificates;
   private final Duration unmountWait;
 
   public StagingMounts(
       Supplier<ProxySupervisor> supervisors,
       Mounter mounter,
       MountPoints mounts,
-      ClientCertificates certificates,
+      ClientCertificateSource certificates,
       Duration unmountWait) {
     this.supervisors = supervisors;
     this.mounter = mounter;
@@ -125,7 +125,12 @@ public final class StagingMounts {
       }
       Unmounts.unmount(mounter, mounts, stagingPath, unmountWait);
     }
-    supervisors.get().releaseUser(user);
+    ProxySupervisor sup = supervisors.get();
+    Optional<ProxySupervisor.Lease> lease = sup.leaseOf(user);
+    sup.releaseUser(user);
+    if (lease.isPresent() && sup.status(lease.get().key()).isEmpty()) {
+      certificates.forget(lease.get().key(), sup.certificateDir());
+    }
     LOG.info("volume {} unstaged from {}", volumeId, stagingPath);
   }
 
@@ -149,7 +154,7 @@ public final class StagingMounts {
     plan.caFile().ifPresent(ca -> m.put(ProxyConfig.Keys.CA_FILE, ca.toString()));
     if (plan.tls()) {
       Path dir = supervisors.get().certificateDir();
-      Optional<ClientCertificates.Files> cert = certificates.forPlan(plan, dir);
+      Optional<ClientCertificateSource.Files> cert = certificates.forPlan(plan, dir);
       cert.ifPresent(c -> {
         m.put(ProxyConfig.Keys.CERT_FILE, c.certificate().toString());
         m.put(ProxyConfig.Keys.KEY_FILE, c.privateKey().toString());

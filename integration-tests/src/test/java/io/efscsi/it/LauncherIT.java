@@ -58,6 +58,14 @@ class LauncherIT {
     return false;
   }
 
+  /** What the node DaemonSet gives the plugin: its node's name and region. */
+  static Map<String, String> nodeEnv() {
+    Map<String, String> env = new java.util.HashMap<>(PackagedDriver.cleanEnv());
+    env.put("CSI_NODE_NAME", "launcher-it-node");
+    env.put("AWS_REGION", "us-east-1");
+    return env;
+  }
+
   @Test
   void nodeProbeFlipsFromNotReadyToReadyAndSigtermExitsCleanly(TestInfo info) throws Exception {
     Path socket = tmp.resolve("plugin/csi.sock");
@@ -67,7 +75,7 @@ class LauncherIT {
         PackagedDriver.start(
             socket,
             logFor(info),
-            PackagedDriver.cleanEnv(),
+            nodeEnv(),
             "node",
             "--endpoint=unix://" + socket,
             "--state-dir=" + stateDir,
@@ -156,6 +164,7 @@ class LauncherIT {
     Path socket = tmp.resolve("csi.sock");
     Map<String, String> env = PackagedDriver.cleanEnv();
     env.put("AWS_REGION", "eu-west-1");
+    env.put("CSI_NODE_NAME", "launcher-it-node");
     try (PackagedDriver d =
         PackagedDriver.start(
             socket,

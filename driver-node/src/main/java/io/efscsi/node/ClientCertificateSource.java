@@ -10,7 +10,7 @@ import java.util.Optional;
  * before it expires; the proxy reloads changed files without dropping connections).
  */
 @FunctionalInterface
-public interface ClientCertificates {
+public interface ClientCertificateSource {
 
   /** Certificate and private key files. */
   record Files(Path certificate, Path privateKey) {}
@@ -19,5 +19,8 @@ public interface ClientCertificates {
   Optional<Files> forPlan(MountPlan plan, Path dir) throws IOException;
 
   /** For plans that never need a certificate (plain TLS without access point or IAM). */
-  ClientCertificates NONE = (plan, dir) -> Optional.empty();
+  ClientCertificateSource NONE = (plan, dir) -> Optional.empty();
+
+  /** The proxy of {@code proxyKey} is gone: stop renewing its certificate, remove the files. */
+  default void forget(String proxyKey, Path dir) {}
 }
