@@ -30,9 +30,28 @@ class LayeringTest {
     classes()
         .that()
         .resideInAPackage("io.efscsi.proxy..")
+        .and()
+        .resideOutsideOfPackage("io.efscsi.proxy.logging..")
         .should()
         .onlyDependOnClassesThat()
         .resideInAnyPackage("io.efscsi.proxy..", "java..", "javax..", "io.netty..", "org.slf4j..")
+        .allowEmptyShould(true)
+        .check(all);
+  }
+
+  @Test
+  void onlyTheProxysLoggingSetupSeesLogback() {
+    classes()
+        .that()
+        .resideInAPackage("io.efscsi.proxy.logging..")
+        .should()
+        .onlyDependOnClassesThat()
+        .resideInAnyPackage(
+            "io.efscsi.proxy.logging..",
+            "java..",
+            "org.slf4j..",
+            "ch.qos.logback.classic..",
+            "ch.qos.logback.core..")
         .allowEmptyShould(true)
         .check(all);
   }
@@ -126,9 +145,10 @@ class LayeringTest {
 
   @Test
   void logbackOnlyInLaunchableCode() {
+    // the driver's launcher and the proxy process's logging setup (ProxyMain is launchable too)
     noClasses()
         .that()
-        .resideOutsideOfPackage("io.efscsi.launcher..")
+        .resideOutsideOfPackages("io.efscsi.launcher..", "io.efscsi.proxy.logging..")
         .should()
         .dependOnClassesThat()
         .resideInAPackage("ch.qos.logback..")

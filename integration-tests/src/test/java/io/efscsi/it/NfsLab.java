@@ -384,6 +384,14 @@ final class NfsLab implements AutoCloseable {
     }
   }
 
+  /** Stops everything and removes the lab's directory. */
+  void closeAndDelete() throws IOException {
+    close();
+    try (var files = Files.walk(dir)) {
+      files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+    }
+  }
+
   /** A running proxy process. */
   record Proxy(Process process, int port, Path log, String controlSocket) {
 

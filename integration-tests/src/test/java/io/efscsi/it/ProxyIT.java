@@ -34,10 +34,7 @@ class ProxyIT {
   @AfterAll
   static void stopLab() throws java.io.IOException {
     if (lab != null) {
-      lab.close();
-      try (var files = Files.walk(lab.dir)) {
-        files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-      }
+      lab.closeAndDelete();
     }
   }
 

@@ -41,6 +41,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   private final java.util.function.LongSupplier nanoTime;
   private final ProxyMetrics metrics;
   private final int maxConnections;
+  private final long threshold;
   private final long incarnation = INCARNATIONS.incrementAndGet();
   private final List<UpstreamHandler> upstreams = new ArrayList<>();
   private Channel client;
@@ -60,19 +61,25 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   private long scaleUpNotBefore;
   private long bytes;
 
-  ClientSession(Connector connector, ProxyMetrics metrics, int maxConnections) {
-    this(connector, metrics, maxConnections, System::nanoTime);
+  /**
+   * @param maxConnections upper bound on upstream connections (the server's limit applies too)
+   * @param threshold bytes per second above which to scale up; 0 = the server's threshold
+   */
+  ClientSession(Connector connector, ProxyMetrics metrics, int maxConnections, long threshold) {
+    this(connector, metrics, maxConnections, threshold, System::nanoTime);
   }
 
   ClientSession(
       Connector connector,
       ProxyMetrics metrics,
       int maxConnections,
+      long threshold,
       java.util.function.LongSupplier nanoTime) {
     this.connector = connector;
     this.nanoTime = nanoTime;
     this.metrics = metrics;
     this.maxConnections = maxConnections;
+    this.threshold = threshold;
   }
 
   @Override
@@ -244,7 +251,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
         || now < scaleUpNotBefore) {
       return;
     }
-    if (rate < scaleUp.bytesPerSecondThreshold()) {
+    if (rate < (threshold > 0 ? threshold : scaleUp.bytesPerSecondThreshold())) {
       breachedSince = -1;
       return;
     }

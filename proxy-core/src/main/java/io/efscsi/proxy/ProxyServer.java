@@ -99,7 +99,11 @@ public final class ProxyServer implements AutoCloseable {
                         .addLast("framer", new RecordFramer("client"))
                         .addLast(
                             "session",
-                            new ClientSession(connector, metrics, config.maxConnections()));
+                            new ClientSession(
+                                connector,
+                                metrics,
+                                config.maxConnections(),
+                                config.scaleUpThreshold()));
                   }
                 });
     Channel listener;

@@ -67,7 +67,8 @@ public final class UpstreamConnector implements ClientSession.Connector {
   @Override
   public Future<Upstream> connect(EventLoop loop, long incarnation) {
     Promise<Upstream> done = loop.newPromise();
-    boolean skipBind = unboundUntil != Long.MIN_VALUE && System.nanoTime() - unboundUntil < 0;
+    long until = unboundUntil;
+    boolean skipBind = until != Long.MIN_VALUE && System.nanoTime() - until < 0;
     attempt(loop, incarnation, skipBind ? BindProtocol.NONE : config.bind(), done);
     return done;
   }
@@ -141,6 +142,7 @@ public final class UpstreamConnector implements ClientSession.Connector {
           if (reply instanceof PartitionBinding.Reply.Unsupported u
               && config.bind() != BindProtocol.NONE) {
             metrics.bindUnsupported.increment();
+            unboundUntil = System.nanoTime() + UNBOUND_FOR_NANOS;
             log.info(
                 "{} does not bind partitions ({}); using an unbound tunnel", target(), u.reason());
             ch.close();

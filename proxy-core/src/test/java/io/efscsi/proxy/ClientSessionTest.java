@@ -42,6 +42,10 @@ class ClientSessionTest {
   }
 
   EmbeddedChannel client(int maxConnections) {
+    return client(maxConnections, 0);
+  }
+
+  EmbeddedChannel client(int maxConnections, long threshold) {
     ClientSession.Connector connector =
         (loop, incarnation) -> {
           EmbeddedChannel up = new EmbeddedChannel();
@@ -51,7 +55,7 @@ class ClientSessionTest {
         };
     return new EmbeddedChannel(
         new RecordFramer("client"),
-        new ClientSession(connector, metrics, maxConnections, () -> now));
+        new ClientSession(connector, metrics, maxConnections, threshold, () -> now));
   }
 
   static byte[] record(int size, int seed) {
@@ -88,6 +92,22 @@ class ClientSessionTest {
     for (EmbeddedChannel u : upstreams) {
       drain(u);
     }
+  }
+
+  @Test
+  void theConfiguredThresholdReplacesTheServersOne() {
+    PartitionBinding.ScaleUp highBar = new PartitionBinding.ScaleUp(3, 1L << 40, 1, 1);
+    replies.add(new PartitionBinding.Reply.Bound(true, partition(1), highBar));
+    replies.add(ready(1));
+    replies.add(ready(1));
+    driveOverThreshold(client(5, 1000));
+    assertEquals(3, upstreams.size(), "2000 B/s is over the configured 1000 B/s");
+
+    upstreams.clear();
+    replies.add(ready(1));
+    driveOverThreshold(client(5, 1L << 40));
+    assertEquals(1, upstreams.size(), "the server's 1000 B/s is replaced by the configured bar");
+    assertEquals(1, metrics.scaleUps.sum());
   }
 
   @Test

@@ -35,6 +35,8 @@ import java.util.Properties;
  * @param keepAliveInterval TCP keepalive probe interval
  * @param keepAliveCount TCP keepalive probes before the connection is declared dead
  * @param tcpUserTimeout how long written data may stay unacknowledged before the connection fails
+ * @param scaleUpThreshold client throughput (bytes per second) above which more upstream
+ *     connections are opened; 0 = the threshold the server advertises (efs-utils: 300 MiB/s)
  */
 public record ProxyConfig(
     int listenPort,
@@ -53,7 +55,8 @@ public record ProxyConfig(
     Duration keepAliveIdle,
     Duration keepAliveInterval,
     int keepAliveCount,
-    Duration tcpUserTimeout) {
+    Duration tcpUserTimeout,
+    long scaleUpThreshold) {
 
   /** The BindClientToPartition flavours efs-utils has shipped. */
   public enum BindProtocol {
@@ -82,6 +85,10 @@ public record ProxyConfig(
           "tls.cert-file",
           certFile.map(Path::toString).orElse(""),
           "tls.cert-file and tls.key-file together");
+    }
+    if (scaleUpThreshold < 0) {
+      throw new ConfigException(
+          Keys.SCALE_UP_THRESHOLD, Long.toString(scaleUpThreshold), "0 or more bytes per second");
     }
     if (maxConnections < 1 || maxConnections > 64) {
       throw new ConfigException("max-connections", Integer.toString(maxConnections), "1-64");
@@ -123,7 +130,8 @@ public record ProxyConfig(
         Duration.ofSeconds(integer(m, Keys.KEEPALIVE_IDLE_S, 5)),
         Duration.ofSeconds(integer(m, Keys.KEEPALIVE_INTERVAL_S, 2)),
         integer(m, Keys.KEEPALIVE_COUNT, 3),
-        Duration.ofMillis(integer(m, Keys.TCP_USER_TIMEOUT_MS, 15_000)));
+        Duration.ofMillis(integer(m, Keys.TCP_USER_TIMEOUT_MS, 15_000)),
+        longValue(m, Keys.SCALE_UP_THRESHOLD, 0));
   }
 
   /** The file form of this config; {@code load(write(c)) equals c}. */
@@ -146,6 +154,7 @@ public record ProxyConfig(
     m.put(Keys.KEEPALIVE_INTERVAL_S, Long.toString(keepAliveInterval.toSeconds()));
     m.put(Keys.KEEPALIVE_COUNT, Integer.toString(keepAliveCount));
     m.put(Keys.TCP_USER_TIMEOUT_MS, Long.toString(tcpUserTimeout.toMillis()));
+    m.put(Keys.SCALE_UP_THRESHOLD, Long.toString(scaleUpThreshold));
     return m;
   }
 
@@ -190,6 +199,18 @@ public record ProxyConfig(
     }
     try {
       return Integer.parseInt(v);
+    } catch (NumberFormatException e) {
+      throw new ConfigException(key, v, "an integer");
+    }
+  }
+
+  private static long longValue(Map<String, String> m, String key, long def) {
+    String v = m.get(key);
+    if (v == null) {
+      return def;
+    }
+    try {
+      return Long.parseLong(v);
     } catch (NumberFormatException e) {
       throw new ConfigException(key, v, "an integer");
     }
@@ -247,6 +268,7 @@ public record ProxyConfig(
     public static final String KEEPALIVE_INTERVAL_S = "keepalive.interval-seconds";
     public static final String KEEPALIVE_COUNT = "keepalive.count";
     public static final String TCP_USER_TIMEOUT_MS = "tcp-user-timeout-ms";
+    public static final String SCALE_UP_THRESHOLD = "scale-up.threshold-bytes-per-second";
 
     static final java.util.List<String> ALL =
         java.util.List.of(
@@ -266,7 +288,8 @@ public record ProxyConfig(
             KEEPALIVE_IDLE_S,
             KEEPALIVE_INTERVAL_S,
             KEEPALIVE_COUNT,
-            TCP_USER_TIMEOUT_MS);
+            TCP_USER_TIMEOUT_MS,
+            SCALE_UP_THRESHOLD);
 
     private Keys() {}
   }
