@@ -12,9 +12,9 @@ import java.util.Optional;
 
 /**
  * Launches {@code io.efscsi.proxy.ProxyMain} with the same Java runtime as this process, the
- * proxy's own classpath ({@code <home>/lib/proxy/*.jar}) and its JVM options ({@code
- * <home>/lib/proxy/jvm.options}, shared with {@code bin/efs-csi proxy}), in a new session ({@code
- * setsid}) so that it survives the plugin, with MALLOC_ARENA_MAX=1.
+ * proxy's own classpath ({@code <home>/lib/proxy/*.jar}, sorted, as its AOT cache expects) and its
+ * JVM options ({@code <home>/lib/proxy/jvm.options}, shared with {@code bin/efs-csi proxy}), in a
+ * new session ({@code setsid}) so that it survives the plugin, with MALLOC_ARENA_MAX=1.
  */
 public final class JavaProxyLauncher implements ProxyLauncher {
 
@@ -24,6 +24,7 @@ public final class JavaProxyLauncher implements ProxyLauncher {
   private final Path home;
   private final String setsid;
   private final List<String> jvmOptions;
+  private final String classpath;
 
   /**
    * @param java the java binary ({@link #currentJava()} in production)
@@ -32,14 +33,41 @@ public final class JavaProxyLauncher implements ProxyLauncher {
    */
   public JavaProxyLauncher(String java, Path home, String setsid) throws IOException {
     this.java = java;
-    this.home = home;
+    // The real path, as bin/efs-csi's `pwd -P`: the AOT cache matches the classpath string.
+    try {
+      this.home = home.toRealPath();
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new IOException("the distribution home " + home + " does not exist (efscsi.home)", e);
+    }
     this.setsid = setsid;
-    Path lib = home.resolve("lib/proxy");
+    Path lib = this.home.resolve("lib/proxy");
     if (!Files.isDirectory(lib)) {
       throw new IOException(
           "the proxy's classpath " + lib + " is missing (efscsi.home=" + home + ")");
     }
-    this.jvmOptions = readOptions(lib.resolve("jvm.options"), home);
+    this.jvmOptions = readOptions(lib.resolve("jvm.options"), this.home);
+    this.classpath = classpath(lib);
+  }
+
+  /**
+   * The proxy's jars by file name in byte order (as {@code LC_ALL=C sort}), absolute, joined with
+   * ':': exactly the classpath the proxy's AOT cache was trained with (bin/efs-csi builds the
+   * same), without which the JVM ignores the cache.
+   */
+  static String classpath(Path lib) throws IOException {
+    try (var files = Files.list(lib)) {
+      List<String> jars =
+          files
+              .map(f -> f.getFileName().toString())
+              .filter(n -> n.endsWith(".jar"))
+              .sorted()
+              .map(n -> lib.resolve(n).toAbsolutePath().toString())
+              .toList();
+      if (jars.isEmpty()) {
+        throw new IOException("no jars in the proxy's classpath " + lib);
+      }
+      return String.join(File.pathSeparator, jars);
+    }
   }
 
   /** The java binary this JVM runs on. */
@@ -69,7 +97,7 @@ public final class JavaProxyLauncher implements ProxyLauncher {
     cmd.add(java);
     cmd.addAll(jvmOptions);
     cmd.add("-cp");
-    cmd.add(home.resolve("lib/proxy") + File.separator + "*");
+    cmd.add(classpath);
     cmd.add(MAIN);
     cmd.add("--config");
     cmd.add(configFile.toString());
