@@ -100,6 +100,16 @@ class PublishMountsTest {
   }
 
   @Test
+  void aVolumeTheGoDriverMountedStraightAtTheTargetUnpublishesCleanly() throws Exception {
+    Path target = tmp.resolve("pod/mount");
+    Files.createDirectories(target);
+    kernel.mountNfs("127.0.0.1:/", target, List.of("hard", "port=20051")); // efs-utils, no staging
+    publish.unpublish("fs-1", target);
+    assertFalse(mounts.isMounted(target));
+    assertFalse(Files.exists(target));
+  }
+
+  @Test
   void aNonEmptyTargetDirectoryIsLeftInPlace() throws Exception {
     Path target = tmp.resolve("pod/mount");
     Files.createDirectories(target);

@@ -76,6 +76,10 @@ class NodeIT {
   }
 
   PackagedDriver startPlugin(String name, String ports) throws Exception {
+    return startPlugin(name, ports, lab.nfsPort);
+  }
+
+  PackagedDriver startPlugin(String name, String ports, int mountTargetPort) throws Exception {
     Path script = tmp.resolve("fake-nfs-mount");
     if (!Files.exists(script)) {
       try (var in = NodeIT.class.getResourceAsStream("/fake-nfs-mount")) {
@@ -100,7 +104,7 @@ class NodeIT {
             "--proxy-cgroup=none",
             "--mount-absent-grace=1h",
             "--nfs-mount-command=" + script,
-            "--mount-target-port=" + lab.nfsPort);
+            "--mount-target-port=" + mountTargetPort);
     d.awaitSocket(Duration.ofSeconds(30));
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (!d.identity()
@@ -320,6 +324,41 @@ class NodeIT {
             .build());
     assertEquals(List.of(), records());
     assertEquals(List.of(), mountsUnder(tmp));
+  }
+
+  @Test
+  void aTlsVolumeGetsAClientCertificateAndItsProxyServesNfsOverTls() throws Exception {
+    node.close();
+    node = startPlugin("tls", SupervisorIT.freeRange(4), lab.tlsPort);
+    var n = node.node();
+    Path staging = tmp.resolve("kubelet/plugins/tls/globalmount");
+    NodeStageVolumeRequest req =
+        stage("fs-12345678", staging, Map.of("mounttargetip", "127.0.0.1")).toBuilder()
+            .setVolumeCapability(
+                mountCap(
+                    VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER,
+                    "cafile=" + lab.dir.resolve("srv.crt")))
+            .build();
+    n.nodeStageVolume(req);
+    String record = Files.readString(records().getFirst());
+    assertTrue(record.contains("\"tls\": \"true\""), record);
+    assertTrue(record.contains("\"tls.server-name\": \"" + NfsLab.SERVER_NAME + "\""), record);
+    String cert = record.replaceAll("(?s).*\"tls.cert-file\": \"([^\"]+)\".*", "$1");
+    assertTrue(Files.isRegularFile(Path.of(cert)), "client certificate written: " + record);
+    assertEquals(
+        "rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(Path.of(cert))));
+    int port = Integer.parseInt(record.replaceAll("(?s).*\"port\": (\\d+).*", "$1"));
+    NfsLab.Result ls = lab.run("nfs-ls", lab.url(port, ""));
+    assertEquals(0, ls.exit(), "NFS through the node's TLS proxy: " + ls.output());
+    assertTrue(ls.output().contains("big.bin"), ls.output());
+
+    n.nodeUnstageVolume(
+        NodeUnstageVolumeRequest.newBuilder()
+            .setVolumeId("fs-12345678")
+            .setStagingTargetPath(staging.toString())
+            .build());
+    assertEquals(List.of(), records());
+    assertFalse(Files.exists(Path.of(cert)), "the certificate goes with its proxy");
   }
 
   @Test
