@@ -107,16 +107,24 @@ class NodeIT {
             "--mount-target-port=" + mountTargetPort);
     d.awaitSocket(Duration.ofSeconds(30));
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!d.identity()
-        .probe(io.efscsi.csi.v1.ProbeRequest.getDefaultInstance())
-        .getReady()
-        .getValue()) {
+    while (!ready(d)) {
       if (System.nanoTime() > deadline) {
         throw new AssertionError("node never ready:\n" + d.logText());
       }
       Thread.sleep(50);
     }
     return d;
+  }
+
+  static boolean ready(PackagedDriver d) {
+    try {
+      return d.identity()
+          .probe(io.efscsi.csi.v1.ProbeRequest.getDefaultInstance())
+          .getReady()
+          .getValue();
+    } catch (StatusRuntimeException e) {
+      return false; // still starting
+    }
   }
 
   @AfterEach
@@ -329,6 +337,7 @@ class NodeIT {
   @Test
   void aTlsVolumeGetsAClientCertificateAndItsProxyServesNfsOverTls() throws Exception {
     node.close();
+    node.process.waitFor(); // the old plugin must be gone before the new one takes the socket
     node = startPlugin("tls", SupervisorIT.freeRange(4), lab.tlsPort);
     var n = node.node();
     Path staging = tmp.resolve("kubelet/plugins/tls/globalmount");
