@@ -190,6 +190,9 @@ final class Supervised {
     sup.processes().signal(started.pid(), true);
     synchronized (this) {
       state = State.DOWN;
+      if (gen == generation) {
+        generation++; // as in startFailure: the kill's onExit is not an unexpected exit
+      }
     }
     throw new ProxyStartException(
         Reason.FAILED,
@@ -206,6 +209,9 @@ final class Supervised {
       if (gen == generation) {
         state = State.DOWN;
         lastExit = Optional.of(describeExit(exit));
+        // The caller handles this failure (ensure forgets the proxy, restart() backs off); the
+        // process's own onExit, which may run after this, must not schedule a second restart.
+        generation++;
       }
     }
     String tail = logTail();
