@@ -90,8 +90,13 @@ final class NfsLab implements AutoCloseable {
 
   /** A self-signed certificate and PKCS#8 key for {@code cn}, as name.crt and name.key. */
   void selfSigned(String name, String cn) throws Exception {
+    selfSigned(dir, name, cn);
+  }
+
+  /** A self-signed certificate and PKCS#8 key for {@code cn}, as dir/name.crt and dir/name.key. */
+  static void selfSigned(Path dir, String name, String cn) throws Exception {
     Result r =
-        run(
+        exec(
             "openssl",
             "req",
             "-x509",
@@ -298,6 +303,10 @@ final class NfsLab implements AutoCloseable {
   record Result(int exit, String output) {}
 
   Result run(String... cmd) throws IOException, InterruptedException {
+    return exec(cmd);
+  }
+
+  static Result exec(String... cmd) throws IOException, InterruptedException {
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     if (!p.waitFor(120, TimeUnit.SECONDS)) {

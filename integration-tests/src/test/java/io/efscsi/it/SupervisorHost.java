@@ -34,7 +34,9 @@ import java.util.stream.Collectors;
  * A process that holds a {@link ProxySupervisor} the way the node plugin does, driven by line
  * commands on stdin, so that ITs can kill it with SIGKILL and start another one. The mount table is
  * a file the test writes (a simulated kernel table); "unmounting" removes the line from it and is
- * recorded in unmounts.log.
+ * recorded in unmounts.log. With {@code --mountinfo self} it is the real table and a real umount
+ * (the kernel VM suite). {@code ensure <key> <upstreamPort> <user> [key=value …]}: extra proxy
+ * config keys, e.g. {@code tls=true tls.ca-file=… tls.server-name=…}.
  */
 public final class SupervisorHost {
 
@@ -51,11 +53,14 @@ public final class SupervisorHost {
     Duration health = Duration.ofMillis(Long.parseLong(a.getOrDefault("health-ms", "60000")));
     Duration reconcile = Duration.ofMillis(Long.parseLong(a.getOrDefault("reconcile-ms", "1000")));
     Duration grace = Duration.ofMillis(Long.parseLong(a.getOrDefault("grace-ms", "3000")));
-    SupervisorConfig config =
+    var config =
         SupervisorConfig.defaults(state)
             .withPorts(Integer.parseInt(range[0]), Integer.parseInt(range[1]))
             .withLimits(new Limits(Long.parseLong(a.getOrDefault("memory", "268435456")), 64))
             .withTimings(reconcile, grace, 3, health);
+    if (a.containsKey("start-ms")) { // a slow machine (the emulated kernel VM)
+      config = withStartTimeout(config, Duration.ofMillis(Long.parseLong(a.get("start-ms"))));
+    }
     MountTable table =
         mountinfo.toString().equals("self")
             ? new ProcMountTable(ProcMountTable.SELF)
@@ -96,15 +101,17 @@ public final class SupervisorHost {
       try {
         switch (w[0]) {
           case "ensure" -> {
-            ProxyConfig c =
-                ProxyConfig.fromMap(
-                    Map.of(
-                        "listen.port", "1",
-                        "upstream.host", "127.0.0.1",
-                        "upstream.port", w[2],
-                        "tls", "false",
-                        "bind.protocol", "none"));
-            out.println("ok " + sup.ensure(w[1], c, w[3]).port());
+            Map<String, String> keys = new HashMap<>();
+            keys.put("listen.port", "1");
+            keys.put("upstream.host", "127.0.0.1");
+            keys.put("upstream.port", w[2]);
+            keys.put("tls", "false");
+            keys.put("bind.protocol", "none");
+            for (int i = 4; i < w.length; i++) {
+              int eq = w[i].indexOf('=');
+              keys.put(w[i].substring(0, eq), w[i].substring(eq + 1));
+            }
+            out.println("ok " + sup.ensure(w[1], ProxyConfig.fromMap(keys), w[3]).port());
           }
           case "release" -> {
             sup.release(w[1], w[2]);
@@ -161,6 +168,25 @@ public final class SupervisorHost {
       }
     }
     sup.close();
+  }
+
+  private static SupervisorConfig withStartTimeout(SupervisorConfig c, Duration start) {
+    return new SupervisorConfig(
+        c.stateDir(),
+        c.portLower(),
+        c.portUpper(),
+        c.limits(),
+        c.reconcileInterval(),
+        c.mountGrace(),
+        c.absentReads(),
+        c.healthInterval(),
+        c.pingFailuresBeforeRestart(),
+        start,
+        c.stopTimeout(),
+        c.backoffInitial(),
+        c.backoffMax(),
+        c.backoffReset(),
+        c.logMaxBytes());
   }
 
   static String stats(SupervisorStats s) {

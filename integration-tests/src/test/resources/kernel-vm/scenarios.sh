@@ -1,0 +1,644 @@
+#!/bin/bash
+# Runs inside the kernel VM (KernelVm), as root in a chroot of the machine's own root shared over
+# 9p. Everything written under $OUT lands on the machine, where KernelReliabilityIT asserts on it.
+# Each scenario writes "key=value" facts to $OUT/<scenario>.facts and its trace to
+# $OUT/<scenario>.log; the test does the judging, this script only acts and observes.
+#
+# Environment (set by the run script KernelVm writes): OUT, SHARED (certificates), JAVA, CP (test
+# classes, for io.efscsi.it.SupervisorHost), DIST (the packaged distribution), SCENARIOS.
+set -u
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C
+SERVER_NAME=fs-12345678.efs.us-east-1.amazonaws.com
+NFS_PORT=12049
+TLS_PORT=12443
+NFS_PORT_B=12050
+TLS_PORT_B=12444
+VM=/run/vm
+MOUNT_OPTS_SOFT="nfsvers=4.1,rsize=1048576,wsize=1048576,soft,timeo=50,retrans=2,noresvport"
+MOUNT_OPTS_HARD="nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=50,retrans=2,noresvport"
+S2_MEMORY_MIB=${S2_MEMORY_MIB:-96}
+S6_HARD_OUTAGE_S=${S6_HARD_OUTAGE_S:-20}
+TLS_KEYS="tls=true tls.server-name=$SERVER_NAME tls.ca-file=$SHARED/srv.crt"
+
+now_ms() { date +%s%3N; }
+say() { echo "$(date +%T.%3N) [$SCEN] $*" >>"$OUT/$SCEN.log"; }
+fact() { echo "$1=$2" >>"$OUT/$SCEN.facts"; say "fact $1=$2"; }
+
+# ---- the NFS server side: ganesha exporting a tmpfs, stunnel as the TLS endpoint -------------
+start_ganesha() {
+  ganesha.nfsd -F -L "$VM/ganesha.log" -f "$VM/ganesha.conf" -p "$VM/ganesha.pid" -N NIV_EVENT \
+    >>"$VM/ganesha.out" 2>&1 &
+  echo $! >"$VM/ganesha.bgpid"
+}
+
+# A second file system: another ganesha with its own host name (a UTS namespace), so that its
+# NFSv4 server owner differs as two EFS file systems' do. Two mounts of one server through two
+# local ports are merged by the kernel into one client (trunking detection; scenario 1 records
+# it), which would put both volumes behind the first proxy.
+start_ganesha_b() {
+  unshare --uts sh -c "hostname fs-bbbbbbbb && exec ganesha.nfsd -F -L $VM/ganesha-b.log \
+    -f $VM/ganesha-b.conf -p $VM/ganesha-b.pid -N NIV_EVENT" >>"$VM/ganesha-b.out" 2>&1 &
+}
+
+ganesha_conf() { # port export recovery
+  cat <<EOF
+NFS_CORE_PARAM { NFS_Port = $1; Protocols = 4; Enable_NLM = false; Enable_RQUOTA = false;
+  MNT_Port = 0; }
+NFSV4 { Graceless = true; Minor_Versions = 1,2; RecoveryBackend = fs; RecoveryRoot = $3; }
+NFS_KRB5 { Active_krb5 = false; }
+EXPORT { Export_Id = 1; Path = $2; Pseudo = /; Access_Type = RW; Squash = No_Root_Squash;
+  SecType = sys; Protocols = 4; Transports = TCP; FSAL { Name = VFS; } }
+LOG { Default_Log_Level = EVENT; }
+EOF
+}
+
+start_stunnel() {
+  stunnel "$VM/stunnel.conf" >>"$VM/stunnel.out" 2>&1 &
+  echo $! >"$VM/stunnel.bgpid"
+}
+
+port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
+
+await_port() { # port seconds
+  local deadline=$(($(date +%s) + $2))
+  until port_open "$1"; do
+    [ "$(date +%s)" -lt $deadline ] || return 1
+    sleep 0.2
+  done
+}
+
+setup() {
+  SCEN=setup
+  modprobe nfsv4 || { fact setup_error modprobe_nfsv4; return 1; }
+  ip link set lo up
+  mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup
+  fact cgroup_controllers "$(tr ' ' ',' </sys/fs/cgroup/cgroup.controllers)"
+  fact kernel "$(uname -r)"
+  mkdir -p "$VM/export" "$VM/export-b" "$VM/recovery" "$VM/recovery-b" "$VM/mnt"
+  mount -t tmpfs -o size=700m export "$VM/export"
+  mount -t tmpfs -o size=200m export-b "$VM/export-b"
+  ganesha_conf $NFS_PORT "$VM/export" "$VM/recovery" >"$VM/ganesha.conf"
+  ganesha_conf $NFS_PORT_B "$VM/export-b" "$VM/recovery-b" >"$VM/ganesha-b.conf"
+  cat >"$VM/stunnel.conf" <<EOF
+foreground = yes
+pid =
+debug = 3
+[efs]
+accept = 127.0.0.1:$TLS_PORT
+connect = 127.0.0.1:$NFS_PORT
+cert = $SHARED/srv.crt
+key = $SHARED/srv.key
+[efs-b]
+accept = 127.0.0.1:$TLS_PORT_B
+connect = 127.0.0.1:$NFS_PORT_B
+cert = $SHARED/srv.crt
+key = $SHARED/srv.key
+EOF
+  start_ganesha
+  start_ganesha_b
+  start_stunnel
+  await_port $NFS_PORT 60 || { fact setup_error ganesha_not_listening; return 1; }
+  await_port $NFS_PORT_B 60 || { fact setup_error ganesha_b_not_listening; return 1; }
+  await_port $TLS_PORT 30 || { fact setup_error stunnel_not_listening; return 1; }
+  fact setup ok
+}
+
+# ---- a SupervisorHost JVM (io.efscsi.it.SupervisorHost) driven over two fifos ----------------
+# host_start <dir> <args…>: starts it with state in <dir>/state and the real mount table.
+host_start() {
+  H_DIR=$1
+  shift
+  mkdir -p "$H_DIR"
+  rm -f "$H_DIR/in" "$H_DIR/out"
+  mkfifo "$H_DIR/in" "$H_DIR/out"
+  local t0
+  t0=$(now_ms)
+  # the node plugin's own classpath (the distribution's lib/) plus the test classes
+  "$JAVA" -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$CP:$DIST/lib/*" \
+    io.efscsi.it.SupervisorHost --home "$DIST" --state "$H_DIR/state" --mountinfo self \
+    --grace-ms 60000 --start-ms 90000 "$@" <"$H_DIR/in" >"$H_DIR/out" 2>>"$H_DIR/host.err" &
+  H_PID=$!
+  exec {H_IN}>"$H_DIR/in"
+  exec {H_OUT}<"$H_DIR/out"
+  local first
+  if ! read -r -t 120 -u $H_OUT first || [ "$first" != started ]; then
+    say "supervisor host did not start: $first"
+    cat "$H_DIR/host.err" >>"$OUT/$SCEN.log"
+    return 1
+  fi
+  say "supervisor host $H_PID started in $(($(now_ms) - t0)) ms ($*)"
+}
+
+# ask <command>: one-line answer in $A.
+ask() {
+  echo "$1" >&$H_IN
+  A=""
+  read -r -t 120 -u $H_OUT A || A="error NO_ANSWER"
+  say "> $1 < $A"
+}
+
+# status: the proxy lines (key port pid state restarts oom crashLooping lastExit) in $STATUS.
+status() {
+  echo status >&$H_IN
+  STATUS=""
+  local l
+  while read -r -t 60 -u $H_OUT l && [ "$l" != end ]; do STATUS+="$l"$'\n'; done
+}
+
+status_field() { # key field-number (2=port 3=pid 4=state 5=restarts 6=oom 7=crashLooping 8=lastExit)
+  status
+  echo -n "$STATUS" | awk -v k="$1" -v f="$2" '$2 == k { print $(f + 1) }'
+}
+
+host_close() {
+  echo quit >&$H_IN 2>/dev/null
+  local i
+  for i in $(seq 300); do [ -d /proc/$H_PID ] || break; sleep 0.1; done
+  kill -9 "$H_PID" 2>/dev/null
+  wait "$H_PID" 2>/dev/null
+  exec {H_IN}>&- {H_OUT}<&-
+}
+
+# ensure_port <key> <user> [keys…]: the proxy's port in $P, or fails with the answer in $A.
+ensure_port() {
+  local key=$1 user=$2
+  shift 2
+  ask "ensure $key ${UPSTREAM:-$TLS_PORT} $user $TLS_KEYS $*"
+  case "$A" in
+    "ok "*) P=${A#ok } ;;
+    *) P="" && return 1 ;;
+  esac
+}
+
+mounted_at() { awk -v m="$1" '$5 == m' /proc/self/mountinfo | grep -c . || true; }
+mount_nfs() { # opts port dir
+  mkdir -p "$3"
+  local t0
+  t0=$(now_ms)
+  mount -t nfs4 -o "$1,port=$2" 127.0.0.1:/ "$3" 2>>"$OUT/$SCEN.log"
+  local rc=$?
+  say "mount -o $1,port=$2 127.0.0.1:/ $3 -> $rc in $(($(now_ms) - t0)) ms"
+  return $rc
+}
+
+proxy_status_json() { # port
+  python3 - "$1" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+s.sendall(b"status\n")
+print(s.makefile().readline().strip())
+EOF
+}
+
+json_num() { echo "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
+
+# rss_kib <pid>
+rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+cleanup_mounts() {
+  for m in $(awk -v p="$VM/mnt/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
+    umount -l "$m" 2>/dev/null
+  done
+}
+
+# ---- 1. mount through the proxy with TLS; two processes; nothing left behind ---------------
+scenario_1() {
+  local d=$VM/s1 m=$VM/mnt/s1
+  host_start "$d" --ports 20049-20058 || return 1
+  ensure_port fs-12345678 /stage/s1 || { fact ensure "$A"; host_close; return 1; }
+  fact port "$P"
+  local pid
+  pid=$(status_field fs-12345678 3)
+  fact proxy_pid_alive_before "$([ -d /proc/$pid ] && echo yes || echo no)"
+  mount_nfs "$MOUNT_OPTS_SOFT" "$P" "$m"
+  fact mount_rc $?
+  fact mountinfo_line "$(awk -v m="$m" '$5 == m' /proc/self/mountinfo)"
+  head -c $((48 << 20)) /dev/urandom >"$VM/s1.src"
+  fact src_sha "$(sha256sum <"$VM/s1.src" | cut -d' ' -f1)"
+  # writer and reader are separate processes; the reader starts with a cold page cache
+  sh -c "dd if=$VM/s1.src of=$m/data.bin bs=1M conv=fsync 2>/dev/null"
+  fact write_rc $?
+  sync
+  echo 3 >/proc/sys/vm/drop_caches
+  fact read_sha "$(sh -c "sha256sum <$m/data.bin" | cut -d' ' -f1)"
+  fact server_sha "$(sha256sum <"$VM/export/data.bin" | cut -d' ' -f1)"
+  local js
+  js=$(proxy_status_json "$d/state/proxies/proxy-$P.sock")
+  say "proxy status: $js"
+  fact proxy_bytes_to_server "$(json_num "$js" bytes_to_server)"
+  fact proxy_status "$js"
+  # the same server mounted again through a second proxy: the kernel's trunking detection puts
+  # the second mount on the first mount's client (its port= shows which proxy carries it)
+  if ensure_port fs-12345678-ap2 /stage/s1b; then
+    local p2=$P
+    mount_nfs "$MOUNT_OPTS_SOFT" "$p2" "$m-b"
+    fact same_server_second_proxy_port "$p2"
+    fact same_server_second_mount_port "$(awk -v m="$m-b" '$5 == m' /proc/self/mountinfo | sed -n 's/.*[ ,]port=\([0-9]*\),.*/\1/p')"
+    umount "$m-b"
+    ask "release fs-12345678-ap2 /stage/s1b"
+  fi
+  umount "$m"
+  fact umount_rc $?
+  ask "release fs-12345678 /stage/s1"
+  fact release "$A"
+  fact mounts_after "$(mounted_at "$m")"
+  fact port_mounts_after "$(grep -c "port=$P,.*addr=127.0.0.1" /proc/self/mountinfo)"
+  status
+  fact status_after "$(echo -n "$STATUS" | wc -l)"
+  fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  sleep 0.5
+  fact proxy_pid_alive_after "$([ -d /proc/$pid ] && echo yes || echo no)"
+  host_close
+  rm -f "$VM/export/data.bin" "$VM/s1.src"
+}
+
+# A write loop on a mount until $stop exists: files of $2 MiB, fsync'd, read back and compared.
+# Appends "<end ms> ok" or "<end ms> err <message>" lines to $3.
+io_loop() { # dir mib log stopfile
+  local src=$VM/src-$(basename "$1") i=0 out
+  [ -f "$src" ] || head -c $(($2 << 20)) /dev/urandom >"$src"
+  while [ ! -e "$4" ]; do
+    i=$((i + 1))
+    local f
+    f=$1/io-$(basename "$1")-$i.bin
+    if out=$(dd if="$src" of="$f" bs=1M conv=fsync 2>&1) && out=$(cmp "$src" "$f" 2>&1); then
+      echo "$(now_ms) ok" >>"$3"
+    else
+      echo "$(now_ms) err $(echo "$out" | tail -1)" >>"$3"
+    fi
+    rm -f "$f"
+  done
+}
+
+count_lines() { if [ -f "$1" ]; then grep -c "$2" "$1"; else echo 0; fi; }
+
+# ---- 2. proxy OOM-killed under a write storm (cgroup v2 of the VM's kernel) -----------------
+scenario_2() {
+  local d=$VM/s2 ma=$VM/mnt/s2a mb=$VM/mnt/s2b parent=efs-csi-vm limit=$((S2_MEMORY_MIB << 20))
+  host_start "$d" --ports 20060-20069 --cgroup v2 --cgroup-parent $parent --memory $limit || return 1
+  ensure_port fs-aaaaaaaa /stage/s2a || { fact ensure "$A"; host_close; return 1; }
+  local pa=$P
+  UPSTREAM=$TLS_PORT_B ensure_port fs-bbbbbbbb /stage/s2b || { fact ensure "$A"; host_close; return 1; }
+  local pb=$P
+  fact port_a "$pa"
+  fact port_b "$pb"
+  mount_nfs "$MOUNT_OPTS_SOFT" "$pa" "$ma" && mount_nfs "$MOUNT_OPTS_SOFT" "$pb" "$mb"
+  fact mount_rc $?
+  fact mount_b_line "$(awk -v m="$mb" '$5 == m' /proc/self/mountinfo)"
+  local pida pidb g=/sys/fs/cgroup/$parent/proxy-$pa
+  pida=$(status_field fs-aaaaaaaa 3)
+  pidb=$(status_field fs-bbbbbbbb 3)
+  fact pid_b_before "$pidb"
+  fact cgroup_a_procs "$(paste -sd, "$g/cgroup.procs")"
+  fact pid_a_before "$pida"
+  fact cgroup_a_memory_max "$(cat "$g/memory.max")"
+  fact idle_a_memory_current "$(cat "$g/memory.current")"
+  # volume B: steady fsync'd I/O for the whole scenario
+  local loops=()
+  io_loop "$mb" 4 "$d/b.io" "$d/stop" &
+  loops+=($!)
+  # volume A: a write storm (4 writers, buffered: the kernel queues dirty pages) and a probe
+  local k
+  for k in 1 2 3 4; do
+    (while [ ! -e "$d/stop" ]; do
+      dd if=/dev/zero of="$ma/storm-$k" bs=1M count=64 2>>"$d/storm.err" && echo ok >>"$d/storm.ok"
+    done) &
+    loops+=($!)
+  done
+  (while [ ! -e "$d/stop" ]; do
+    timeout 120 dd if=/dev/zero of="$ma/probe" bs=4k count=1 conv=fsync 2>/dev/null
+    echo "$(now_ms) $?" >>"$d/probe.log"
+    sleep 0.3
+  done) &
+  loops+=($!)
+  sleep 8
+  fact storm_a_memory_current "$(cat "$g/memory.current")"
+  fact b_bytes_to_server "$(json_num "$(proxy_status_json "$d/state/proxies/proxy-$pb.sock")" bytes_to_server)"
+  # squeeze A's limit under the storm: to what it uses now, then 4 MiB less every second until
+  # the kernel OOM-kills it (backpressure keeps the proxy's memory flat, so the storm alone
+  # does not; page cache is reclaimed first, then the OOM killer acts)
+  local squeeze
+  squeeze=$(cat "$g/memory.current")
+  echo "$squeeze" >"$g/memory.max"
+  local t_squeeze t_oom="" t_up="" deadline next_squeeze
+  t_squeeze=$(now_ms)
+  next_squeeze=$((t_squeeze + 1000))
+  deadline=$(($(date +%s) + 150))
+  while [ "$(date +%s)" -lt $deadline ]; do
+    if [ -z "$t_oom" ] && ! [ -d /proc/$pida ]; then
+      t_oom=$(now_ms)
+      fact oom_at_memory_max "$squeeze"
+    fi
+    if [ -z "$t_oom" ] && [ "$(now_ms)" -gt $next_squeeze ]; then
+      squeeze=$((squeeze - (4 << 20)))
+      echo "$squeeze" >"$g/memory.max" 2>/dev/null
+      next_squeeze=$(($(now_ms) + 1000))
+    fi
+    if [ -n "$t_oom" ]; then
+      status
+      if echo -n "$STATUS" | awk -v k=fs-aaaaaaaa -v p="$pida" '$2 == k && $4 != p && $5 == "RUNNING"' | grep -q .; then
+        t_up=$(now_ms)
+        break
+      fi
+    fi
+    sleep 0.2
+  done
+  fact oom_after_ms "$([ -n "$t_oom" ] && echo $((t_oom - t_squeeze)) || echo none)"
+  fact oom_kill_events "$(awk '$1 == "oom_kill" { print $2 }' "$g/memory.events" 2>/dev/null)"
+  fact restart_ms "$([ -n "$t_up" ] && echo $((t_up - t_oom)) || echo none)"
+  fact cgroup_a_memory_max_after "$(cat "$g/memory.max" 2>/dev/null)"
+  # the restarted proxy takes the kernel's backlog and the storm: sample its memory for 25 s
+  local peak=0 peak_rss=0 cur rss pida2 end=$(($(date +%s) + 25))
+  pida2=$(status_field fs-aaaaaaaa 3)
+  while [ "$(date +%s)" -lt $end ]; do
+    cur=$(cat "$g/memory.current" 2>/dev/null || echo 0)
+    rss=$(rss_kib "$pida2")
+    [ "$cur" -gt $peak ] && peak=$cur
+    [ "${rss:-0}" -gt $peak_rss ] && peak_rss=$rss
+    sleep 0.5
+  done
+  fact flush_peak_memory_current "$peak"
+  fact flush_peak_rss_kib "$peak_rss"
+  fact flush_memory_peak_file "$(cat "$g/memory.peak" 2>/dev/null || echo none)"
+  touch "$d/stop"
+  wait "${loops[@]}" # never a bare wait: the supervisor host is a child too
+  local first_ok
+  first_ok=$(awk -v t="${t_oom:-0}" '$1 > t && $2 == 0 { print $1; exit }' "$d/probe.log")
+  fact recover_ms "$([ -n "$first_ok" ] && [ -n "$t_oom" ] && echo $((first_ok - t_oom)) || echo none)"
+  fact probe_failures "$(awk '$2 != 0' "$d/probe.log" | wc -l)"
+  fact storm_writes_ok "$(count_lines "$d/storm.ok" ok)"
+  fact storm_errors "$(grep -c . "$d/storm.err" 2>/dev/null || true)"
+  fact storm_error_first "$(head -1 "$d/storm.err" 2>/dev/null)"
+  fact b_io_ok "$(count_lines "$d/b.io" ' ok')"
+  fact b_io_err "$(count_lines "$d/b.io" ' err')"
+  fact b_io_err_first "$(grep ' err' "$d/b.io" | head -1)"
+  status
+  say "status: $STATUS"
+  fact status_a "$(echo -n "$STATUS" | awk '$2 == "fs-aaaaaaaa"')"
+  fact status_b "$(echo -n "$STATUS" | awk '$2 == "fs-bbbbbbbb"')"
+  ask stats
+  fact stats "$A"
+  timeout 120 umount "$ma"
+  timeout 120 umount "$mb"
+  ask "release fs-aaaaaaaa /stage/s2a"
+  ask "release fs-bbbbbbbb /stage/s2b"
+  host_close
+  rm -f "$VM"/export/storm-* "$VM"/export/probe
+}
+
+# ---- 3. the supervisor JVM killed with kill -9 during I/O; a new one adopts ------------------
+scenario_3() {
+  local d=$VM/s3 m1=$VM/mnt/s3a m2=$VM/mnt/s3b
+  host_start "$d" --ports 20070-20079 || return 1
+  ensure_port fs-cccccccc /stage/s3a || { fact ensure "$A"; host_close; return 1; }
+  local p1=$P
+  UPSTREAM=$TLS_PORT_B ensure_port fs-dddddddd /stage/s3b || { fact ensure "$A"; host_close; return 1; }
+  local p2=$P
+  mount_nfs "$MOUNT_OPTS_SOFT" "$p1" "$m1" && mount_nfs "$MOUNT_OPTS_SOFT" "$p2" "$m2"
+  fact mount_rc $?
+  status
+  local before
+  before=$(echo -n "$STATUS" | awk '{ print $2 ":" $3 ":" $4 }' | sort | paste -sd' ')
+  fact proxies_before "$before"
+  io_loop "$m1" 8 "$d/a.io" "$d/stop" &
+  local l1=$!
+  io_loop "$m2" 8 "$d/b.io" "$d/stop" &
+  local l2=$!
+  sleep 3
+  local t_kill
+  t_kill=$(now_ms)
+  kill -9 "$H_PID"
+  wait "$H_PID" 2>/dev/null
+  exec {H_IN}>&- {H_OUT}<&-
+  say "supervisor host killed with SIGKILL"
+  sleep 5 # no supervisor at all for a while, I/O goes on
+  host_start "$d" --ports 20070-20079 || { touch "$d/stop"; wait $l1 $l2; return 1; }
+  local t_new
+  t_new=$(now_ms)
+  status
+  fact proxies_after "$(echo -n "$STATUS" | awk '{ print $2 ":" $3 ":" $4 }' | sort | paste -sd' ')"
+  ask stats
+  fact stats "$A"
+  sleep 3
+  touch "$d/stop"
+  wait $l1 $l2
+  fact io_ok "$(cat "$d/a.io" "$d/b.io" | grep -c ' ok')"
+  fact io_err "$(cat "$d/a.io" "$d/b.io" | grep -c ' err')"
+  fact io_err_first "$(cat "$d/a.io" "$d/b.io" | grep ' err' | head -1)"
+  fact io_ok_without_supervisor "$(cat "$d/a.io" "$d/b.io" | awk -v a="$t_kill" -v b="$t_new" '$1 > a && $1 < b && $2 == "ok"' | wc -l)"
+  timeout 60 umount "$m1"
+  timeout 60 umount "$m2"
+  ask "release fs-cccccccc /stage/s3a"
+  ask "release fs-dddddddd /stage/s3b"
+  host_close
+}
+
+# ---- 4. an orphaned mount: lazily unmounted before its port is handed out again ---------------
+scenario_4() {
+  local d=$VM/s4 m=$VM/mnt/s4
+  host_start "$d" --ports 20080-20080 --reconcile-ms 500 || return 1
+  ensure_port fs-eeeeeeee /stage/s4 || { fact ensure "$A"; host_close; return 1; }
+  local p=$P pid
+  fact port "$p"
+  mount_nfs "$MOUNT_OPTS_SOFT" "$p" "$m"
+  fact mount_rc $?
+  echo hello >"$m/file"
+  pid=$(status_field fs-eeeeeeee 3)
+  ask "release fs-eeeeeeee /stage/s4" # unstaged, but the unmount never happened
+  sleep 2
+  fact proxy_alive_after_release "$([ -d /proc/$pid ] && echo yes || echo no)"
+  ask "ensure fs-ffffffff $TLS_PORT /stage/s4new"
+  fact ensure_while_mounted "$A"
+  # a kubelet-like stat loop on the orphan, each call timed (open forces a GETATTR on the server)
+  (while [ ! -e "$d/stop" ]; do
+    t0=$(now_ms)
+    stat "$m" >/dev/null 2>&1
+    head -c 1 "$m/file" >/dev/null 2>&1
+    echo "$t0 $(($(now_ms) - t0)) $?" >>"$d/stat.log"
+    sleep 0.2
+  done) &
+  local statloop=$!
+  sleep 1
+  local t_kill t_gone="" t_reused="" present_at_reuse="" deadline
+  t_kill=$(now_ms)
+  kill -9 "$pid"
+  deadline=$(($(date +%s) + 120))
+  while [ "$(date +%s)" -lt $deadline ]; do
+    [ -z "$t_gone" ] && [ "$(mounted_at "$m")" = 0 ] && t_gone=$(now_ms)
+    ask "ensure fs-ffffffff $TLS_PORT /stage/s4new $TLS_KEYS"
+    case "$A" in
+      "ok $p")
+        t_reused=$(now_ms)
+        present_at_reuse=$(grep -c "port=$p,.*addr=127.0.0.1" /proc/self/mountinfo)
+        break
+        ;;
+      "ok "*)
+        fact ensure_other_port "$A"
+        break
+        ;;
+    esac
+    sleep 0.5
+  done
+  [ -z "$t_gone" ] && [ "$(mounted_at "$m")" = 0 ] && t_gone=$(now_ms)
+  fact unmounted_after_ms "$([ -n "$t_gone" ] && echo $((t_gone - t_kill)) || echo none)"
+  fact port_reused_after_ms "$([ -n "$t_reused" ] && echo $((t_reused - t_kill)) || echo none)"
+  fact mounts_on_port_at_reuse "${present_at_reuse:-none}"
+  sleep 4
+  touch "$d/stop"
+  wait $statloop
+  fact stat_calls "$(grep -c . "$d/stat.log")"
+  fact stat_max_ms "$(awk 'BEGIN { m = 0 } $2 > m { m = $2 } END { print m }' "$d/stat.log")"
+  ask stats
+  fact stats "$A"
+  fact umount_log "$(grep -h 'unmount' "$d/host.err" | grep -v '^\s*at' | tail -3 | tr '\n' ' ')"
+  ask "release fs-ffffffff /stage/s4new"
+  host_close
+}
+
+# ---- 5. the proxy cannot bind: the stage fails and nothing is mounted -------------------------
+scenario_5() {
+  local d=$VM/s5 m=$VM/mnt/s5 port=20090
+  mkdir -p "$d"
+  python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+open(sys.argv[2], "w").write("listening")
+time.sleep(600)' $port "$d/squatter.ready" &
+  local squatter=$!
+  while [ ! -s "$d/squatter.ready" ]; do sleep 0.1; done
+  host_start "$d" --ports $port-$port --probe always || return 1
+  local attempted=no
+  if ensure_port fs-99999999 /stage/s5; then
+    mount_nfs "$MOUNT_OPTS_SOFT" "$P" "$m"
+    attempted=yes
+  fi
+  fact ensure "$A"
+  fact mount_attempted $attempted
+  fact mounts_on_port "$(grep -c "port=$port,.*addr=127.0.0.1" /proc/self/mountinfo)"
+  status
+  fact status_lines "$(echo -n "$STATUS" | grep -c .)"
+  fact files_left "$(ls "$d/state/proxies" | paste -sd,)"
+  ask stats
+  fact stats "$A"
+  fact squatter_alive "$([ -d /proc/$squatter ] && echo yes || echo no)"
+  kill $squatter
+  host_close
+}
+
+# ---- 6. the upstream goes away: soft fails in bounded time, hard waits and recovers -----------
+scenario_6() {
+  local d=$VM/s6 ms=$VM/mnt/s6soft mh=$VM/mnt/s6hard out rc t0
+  host_start "$d" --ports 20110-20119 || return 1
+  ensure_port fs-66666666 /stage/s6 || { fact ensure "$A"; host_close; return 1; }
+  local p=$P
+  mount_nfs "$MOUNT_OPTS_SOFT" "$p" "$ms"
+  fact soft_mount_rc $?
+  echo before >"$ms/before" && sync
+  kill -9 "$(cat "$VM/stunnel.bgpid")" # the mount target is gone
+  sleep 0.5
+  t0=$(now_ms)
+  out=$(timeout 300 dd if=/dev/zero of="$ms/after" bs=4k count=1 conv=fsync 2>&1)
+  rc=$?
+  fact soft_write_rc $rc
+  fact soft_write_error "$(echo "$out" | grep -i error | head -1)"
+  fact soft_time_to_error_ms $(($(now_ms) - t0))
+  t0=$(now_ms)
+  out=$(timeout 300 stat "$ms/before" 2>&1)
+  fact soft_stat_rc $?
+  fact soft_stat_ms $(($(now_ms) - t0))
+  timeout 60 umount -l "$ms"
+  fact soft_mounts_after_lazy "$(mounted_at "$ms")"
+  start_stunnel
+  await_port $TLS_PORT 30
+  mount_nfs "$MOUNT_OPTS_HARD" "$p" "$mh"
+  fact hard_mount_rc $?
+  fact hard_mountinfo_line "$(awk -v m="$mh" '$5 == m' /proc/self/mountinfo)"
+  echo before >"$mh/hard-before" && sync
+  kill -9 "$(cat "$VM/stunnel.bgpid")"
+  sleep 0.5
+  local t_write t_back
+  t_write=$(now_ms)
+  (dd if=/dev/zero of="$mh/hard-after" bs=4k count=1 conv=fsync 2>"$d/hard.err"
+    echo "$? $(now_ms)" >"$d/hard.done") &
+  sleep "$S6_HARD_OUTAGE_S"
+  fact hard_still_waiting "$([ -e "$d/hard.done" ] && echo no || echo yes)"
+  t_back=$(now_ms)
+  start_stunnel
+  await_port $TLS_PORT 30
+  local deadline=$(($(date +%s) + 180))
+  while [ ! -s "$d/hard.done" ] && [ "$(date +%s)" -lt $deadline ]; do sleep 0.2; done
+  if [ -s "$d/hard.done" ]; then
+    read -r rc t_done <"$d/hard.done"
+    fact hard_write_rc "$rc"
+    fact hard_waited_ms $((t_done - t_write))
+    fact hard_recovered_after_upstream_ms $((t_done - t_back))
+  else
+    fact hard_write_rc none
+  fi
+  fact hard_file_on_server "$(stat -c %s "$VM/export/hard-after" 2>/dev/null || echo missing)"
+  fact proxy_restarts "$(status_field fs-66666666 5)"
+  timeout 60 umount "$mh" || timeout 60 umount -l "$mh"
+  ask "release fs-66666666 /stage/s6"
+  host_close
+}
+
+# ---- 7. an unmount returns only when the target is gone, also when the mount is busy ----------
+# What the node service's unmount does: umount; if that fails (busy), umount -l; then it checks
+# the mount table and succeeds only when the target is no longer in it.
+scenario_7() {
+  local d=$VM/s7 m=$VM/mnt/s7 out rc t0
+  host_start "$d" --ports 20100-20109 || return 1
+  ensure_port fs-77777777 /stage/s7 || { fact ensure "$A"; host_close; return 1; }
+  mount_nfs "$MOUNT_OPTS_SOFT" "$P" "$m"
+  fact mount_rc $?
+  (cd "$m" && exec sleep 600) &
+  local busy=$!
+  sleep 0.5
+  fact busy_cwd "$(readlink /proc/$busy/cwd)"
+  t0=$(now_ms)
+  out=$(umount "$m" 2>&1)
+  rc=$?
+  fact umount_rc $rc
+  fact umount_message "$out"
+  fact mounts_after_umount "$(mounted_at "$m")"
+  out=$(umount -l "$m" 2>&1)
+  fact lazy_rc $?
+  fact mounts_after_lazy "$(mounted_at "$m")"
+  fact port_mounts_after_lazy "$(grep -c "port=$P,.*addr=127.0.0.1" /proc/self/mountinfo)"
+  fact unmount_ms $(($(now_ms) - t0))
+  kill $busy
+  ask "release fs-77777777 /stage/s7"
+  fact release "$A"
+  status
+  fact status_lines "$(echo -n "$STATUS" | grep -c .)"
+  host_close
+}
+
+# ---- dispatcher -------------------------------------------------------------------------------
+mkdir -p "$OUT" "$VM"
+if ! setup; then
+  cp "$VM"/ganesha.log "$VM"/*.out "$OUT"/ 2>/dev/null
+  echo failed >"$OUT/done"
+  exit 1
+fi
+for n in $SCENARIOS; do
+  SCEN=s$n
+  say "scenario $n begins"
+  t0=$(now_ms)
+  "scenario_$n"
+  rc=$?
+  SCEN=s$n
+  fact scenario_rc $rc
+  fact scenario_ms $(($(now_ms) - t0))
+  cleanup_mounts
+  for f in "$VM/s$n"/state/proxies/*.log "$VM/s$n"/host.err; do
+    [ -f "$f" ] && cp "$f" "$OUT/s$n-$(basename "$f")"
+  done
+done
+cp "$VM"/ganesha.log "$VM"/*.out "$OUT"/ 2>/dev/null
+echo ok >"$OUT/done"

@@ -1,0 +1,145 @@
+package io.efscsi.supervisor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.supervisor.cgroup.NoCgroupPlacer;
+import io.efscsi.supervisor.process.ProcessTable;
+import io.efscsi.supervisor.process.ProxyLauncher;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A proxy that fails to start is the caller's failure to handle: its own exit notification, when it
+ * arrives after the start was judged failed, must not restart it. Seen in KernelReliabilityIT
+ * (scenario 5) under the emulated CPU: the bind failure was reported, then the forgotten proxy was
+ * relaunched and its record written again.
+ */
+class StartFailureTest {
+
+  @TempDir Path state;
+
+  /** A process that has already exited with {@code code}; its onExit completes when told to. */
+  static final class ExitedProcess extends Process {
+    final int code;
+    final CompletableFuture<Process> exit = new CompletableFuture<>();
+
+    ExitedProcess(int code) {
+      this.code = code;
+    }
+
+    @Override
+    public OutputStream getOutputStream() {
+      return OutputStream.nullOutputStream();
+    }
+
+    @Override
+    public InputStream getInputStream() {
+      return InputStream.nullInputStream();
+    }
+
+    @Override
+    public InputStream getErrorStream() {
+      return InputStream.nullInputStream();
+    }
+
+    @Override
+    public int waitFor() {
+      return code;
+    }
+
+    @Override
+    public int exitValue() {
+      return code;
+    }
+
+    @Override
+    public boolean isAlive() {
+      return false;
+    }
+
+    @Override
+    public void destroy() {}
+
+    @Override
+    public long pid() {
+      return 4242;
+    }
+
+    @Override
+    public CompletableFuture<Process> onExit() {
+      return exit;
+    }
+  }
+
+  @Test
+  void aBindFailureSeenBeforeTheExitNotificationIsNotRestarted() throws Exception {
+    AtomicInteger launches = new AtomicInteger();
+    List<ExitedProcess> started = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ProxyLauncher launcher =
+        (config, log, placement) -> {
+          launches.incrementAndGet();
+          ExitedProcess p = new ExitedProcess(10); // cannot listen
+          started.add(p);
+          return new ProxyLauncher.Started(p.pid(), Optional.of(p));
+        };
+    ProcessTable processes =
+        new ProcessTable() {
+          @Override
+          public OptionalLong startTicks(long pid) {
+            return OptionalLong.empty();
+          }
+
+          @Override
+          public void signal(long pid, boolean force) {}
+        };
+    try (ProxySupervisor sup =
+        new ProxySupervisor(
+            SupervisorConfig.defaults(state).withPorts(20049, 20049),
+            new NoCgroupPlacer("test"),
+            launcher,
+            processes,
+            List::of,
+            mountPoint -> {},
+            port -> true,
+            Clock.systemUTC(),
+            new ProxySupervisor.Listener() {})) {
+      sup.start();
+      ProxyConfig config =
+          ProxyConfig.fromMap(
+              Map.of(
+                  "listen.port", "1",
+                  "upstream.host", "127.0.0.1",
+                  "upstream.port", "2049",
+                  "tls", "false",
+                  "bind.protocol", "none"));
+      ProxyStartException e =
+          assertThrows(ProxyStartException.class, () -> sup.ensure("fs-1", config, "stage"));
+      assertEquals(ProxyStartException.Reason.BIND_FAILED, e.reason());
+      started.getFirst().exit.complete(started.getFirst()); // the exit notification comes late
+      Thread.sleep(600); // several times the first restart delay (100 ms)
+      assertEquals(1, launches.get(), "launched once, never restarted");
+      assertEquals(0, sup.stats().restarts.get());
+      assertEquals(List.of(), sup.status());
+      try (Stream<Path> files = Files.walk(state)) {
+        assertEquals(
+            List.of(),
+            files.filter(Files::isRegularFile).map(f -> state.relativize(f).toString()).toList(),
+            "no record, config or log left");
+      }
+    }
+  }
+}
