@@ -260,6 +260,30 @@ class SupervisorIT {
   }
 
   @Test
+  void aMountMergedOntoAnotherProxysPortIsNeverTakenForAnOrphan() throws Exception {
+    Host h = host("--ports", freeRange(4), "--reconcile-ms", "300");
+    int a = h.ensure("fs-a", lab.nfsPort, "/stage/a");
+    int b = h.ensure("fs-b", lab.nfsPort, "/stage/b");
+    // the kernel merged b's mount onto a's client: the line for /stage/b carries port=a
+    Files.writeString(
+        mountinfo,
+        "22 1 0:21 / / rw - ext4 /dev/vda rw\n"
+            + "100 22 0:50 / /stage/a rw - nfs4 127.0.0.1:/ rw,port="
+            + a
+            + ",addr=127.0.0.1\n"
+            + "101 22 0:50 / /stage/b rw - nfs4 127.0.0.1:/ rw,port="
+            + a
+            + ",addr=127.0.0.1\n");
+    assertEquals("ok", h.ask("release fs-a /stage/a")); // a's own volume goes, its mount lingers
+    long pid = h.status("fs-a").pid();
+    ProcessHandle.of(pid).orElseThrow().destroyForcibly();
+    awaitRestarted(
+        h, "fs-a", pid, "the proxy still carrying b's mount restarted", Duration.ofSeconds(20));
+    assertFalse(Files.exists(dir.resolve("unmounts.log")), "nothing unmounted");
+    assertEquals(b, h.status("fs-b").port());
+  }
+
+  @Test
   void aBindFailureIsReportedAndNothingIsLeftBehind() throws Exception {
     String range = freeRange(1);
     int port = Integer.parseInt(range.split("-")[0]);

@@ -40,10 +40,13 @@ public final class Reconciler {
     MountPresence presence = sup.presence();
     presence.observe(table);
     Map<Decision, Integer> counts = new EnumMap<>(Decision.class);
-    for (Supervised s : sup.all()) {
+    List<Supervised> all = sup.all();
+    java.util.Set<String> users = new java.util.HashSet<>();
+    all.forEach(s -> users.addAll(s.record().users()));
+    for (Supervised s : all) {
       s.rotateLog();
       MountPresence.State mount = presence.state(s.port());
-      Decision d = Decision.decide(s.upOrRestarting(), mount, s.record().wanted());
+      Decision d = Decision.decide(s.upOrRestarting(), mount, wanted(s, presence, users));
       counts.merge(d, 1, Integer::sum);
       apply(s, d, presence.mounts(s.port()));
     }
@@ -51,6 +54,16 @@ public final class Reconciler {
     sup.stats().reconcilePasses.incrementAndGet();
     sup.stats().lastReconcileNanos.set(nanos);
     return new Report(counts, table.size(), nanos);
+  }
+
+  /**
+   * Wanted by its own users, or by a mount on its port that is another proxy's user: the kernel
+   * merges NFS clients of one server reached through two local ports (trunking detection), so a
+   * volume staged through proxy B can end up on proxy A's port. Such a mount is never an orphan.
+   */
+  private static boolean wanted(Supervised s, MountPresence presence, java.util.Set<String> users) {
+    return s.record().wanted()
+        || presence.mounts(s.port()).stream().anyMatch(m -> users.contains(m.mountPoint()));
   }
 
   private void apply(Supervised s, Decision d, List<MountInfo> mounts) {
