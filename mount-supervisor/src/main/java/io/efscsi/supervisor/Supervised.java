@@ -296,16 +296,13 @@ final class Supervised {
 
   /** Restarts at once (the reconciler found its mount wanted and the proxy down). */
   void restartNow(String why) {
+    long gen;
     synchronized (this) {
       if (state != State.DOWN) {
         return;
       }
       state = State.BACKOFF;
-      generation++;
-    }
-    long gen;
-    synchronized (this) {
-      gen = generation;
+      gen = ++generation;
     }
     Thread.ofVirtual().start(() -> restart(gen, why));
   }
