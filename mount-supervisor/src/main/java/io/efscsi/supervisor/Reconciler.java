@@ -90,34 +90,41 @@ public final class Reconciler {
   /** Lazy-unmounts every loopback mount on the port; the port goes only once all are gone. */
   private void unmountThenRelease(Supervised s, List<MountInfo> mounts) {
     int port = s.port();
-    List<String> done = new ArrayList<>();
     for (MountInfo m : mounts) {
       try {
         unmounter.lazyUnmount(Path.of(m.mountPoint()));
-        done.add(m.mountPoint());
+      } catch (IOException e) {
+        // umount's exit status is not the truth: the fresh read of the mount table below is
+        LOG.warn(
+            "umount -l of orphan {} on port {} reported: {}", m.mountPoint(), port, e.getMessage());
+      }
+    }
+    List<MountInfo> left;
+    try {
+      left = MountPresence.byPort(sup.mountTable().read()).getOrDefault(port, List.of());
+    } catch (IOException e) {
+      LOG.error("cannot re-read the mount table; port {} stays held: {}", port, e.getMessage());
+      return;
+    }
+    List<String> gone = new ArrayList<>();
+    for (MountInfo m : mounts) {
+      if (left.stream().noneMatch(l -> l.mountPoint().equals(m.mountPoint()))) {
+        gone.add(m.mountPoint());
         LOG.warn(
             "orphaned mount {} on 127.0.0.1:{} (proxy gone, nobody wants it) lazily unmounted",
             m.mountPoint(),
             port);
-      } catch (IOException e) {
-        LOG.error(
-            "cannot lazily unmount orphan {} on port {}; the port stays held: {}",
-            m.mountPoint(),
-            port,
-            e.getMessage());
       }
     }
-    sup.stats().orphanUnmounts.addAndGet(done.size());
-    if (!done.isEmpty()) {
-      sup.listener().orphanUnmounted(port, done);
+    sup.stats().orphanUnmounts.addAndGet(gone.size());
+    if (!gone.isEmpty()) {
+      sup.listener().orphanUnmounted(port, gone);
     }
-    try {
-      if (sup.mountedPorts().contains(port)) {
-        LOG.warn("port {} still carries a mount after umount -l; kept until it is gone", port);
-        return;
-      }
-    } catch (IOException e) {
-      LOG.error("cannot re-read the mount table; port {} stays held: {}", port, e.getMessage());
+    if (!left.isEmpty()) {
+      LOG.error(
+          "port {} still carries {} mount(s) after umount -l; kept until they are gone",
+          port,
+          left.size());
       return;
     }
     sup.forget(s);
