@@ -8,10 +8,8 @@ import io.efscsi.supervisor.process.ControlClient;
 import io.efscsi.supervisor.process.ProxyLauncher;
 import io.efscsi.supervisor.state.ProxyRecord;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
@@ -27,14 +25,11 @@ import org.slf4j.LoggerFactory;
 final class Supervised {
 
   private static final Logger LOG = LoggerFactory.getLogger(Supervised.class);
-  private static final int EXIT_BIND_FAILED = 10;
-  private static final int EXIT_CONFIG = 11;
-  private static final int EXIT_TLS = 12;
-  private static final int EXIT_CGROUP = 97;
   private static final int CRASH_LOOP_ATTEMPTS = 5;
   private static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(2);
 
   private final ProxySupervisor sup;
+  private final ProxyFiles files;
   private ProxyRecord record;
   private Placement placement;
   private State state = State.DOWN;
@@ -53,6 +48,7 @@ final class Supervised {
 
   Supervised(ProxySupervisor sup, ProxyRecord record, Placement placement) {
     this.sup = sup;
+    this.files = new ProxyFiles(sup.store().dir(), record.id(), sup.config().logMaxBytes());
     this.record = record;
     this.placement = placement;
     SupervisorConfig c = sup.config();
@@ -68,15 +64,11 @@ final class Supervised {
   }
 
   Path configFile() {
-    return sup.store().dir().resolve(record().id() + ".properties");
+    return files.config();
   }
 
   Path controlSocket() {
-    return sup.store().dir().resolve(record().id() + ".sock");
-  }
-
-  Path logFile() {
-    return sup.store().dir().resolve(record().id() + ".log");
+    return files.controlSocket();
   }
 
   /** Up, starting, or with a restart already scheduled. */
@@ -138,7 +130,7 @@ final class Supervised {
         Files.deleteIfExists(controlSocket());
         ProxyConfig.fromMap(record.config()).write(configFile());
         rotateLog();
-        started = sup.launcher().start(configFile(), logFile(), placement);
+        started = sup.launcher().start(configFile(), files.log(), placement);
       } catch (IOException | RuntimeException e) {
         state = State.DOWN;
         throw new ProxyStartException(
@@ -214,23 +206,10 @@ final class Supervised {
         generation++;
       }
     }
-    String tail = logTail();
-    return switch (exit) {
-      case EXIT_BIND_FAILED -> {
-        sup.stats().bindFailures.incrementAndGet();
-        yield new ProxyStartException(
-            Reason.BIND_FAILED,
-            "proxy cannot listen on 127.0.0.1:" + port() + " (exit 10); " + tail);
-      }
-      case EXIT_CONFIG, EXIT_TLS ->
-          new ProxyStartException(
-              Reason.CONFIG, "proxy refused its configuration (exit " + exit + "); " + tail);
-      case EXIT_CGROUP ->
-          new ProxyStartException(Reason.CGROUP, "proxy could not join its cgroup; " + tail);
-      default ->
-          new ProxyStartException(
-              Reason.FAILED, "proxy " + describeExit(exit) + " while starting; " + tail);
-    };
+    if (exit == ProxyStartException.EXIT_BIND_FAILED) {
+      sup.stats().bindFailures.incrementAndGet();
+    }
+    return ProxyStartException.forExit(exit, port(), describeExit(exit), logTail());
   }
 
   /** A process exit seen by its onExit (child) or the liveness poll (adopted; code -1). */
@@ -443,13 +422,7 @@ final class Supervised {
   /** Removes the proxy's files and cgroup once it is stopped and forgotten. */
   void cleanUp() {
     placement.remove();
-    for (Path p : new Path[] {configFile(), controlSocket(), logFile(), rotated(logFile())}) {
-      try {
-        Files.deleteIfExists(p);
-      } catch (IOException e) {
-        LOG.debug("cannot delete {}: {}", p, e.toString());
-      }
-    }
+    files.delete();
   }
 
   private void cancelPendingRestart() {
@@ -459,40 +432,12 @@ final class Supervised {
     }
   }
 
-  /** Keeps the log bounded: past the cap it is copied to .1 and truncated (the proxy appends). */
   void rotateLog() {
-    Path log = logFile();
-    try {
-      if (Files.exists(log) && Files.size(log) > sup.config().logMaxBytes()) {
-        Files.copy(log, rotated(log), StandardCopyOption.REPLACE_EXISTING);
-        try (var ch =
-            java.nio.channels.FileChannel.open(log, java.nio.file.StandardOpenOption.WRITE)) {
-          ch.truncate(0);
-        }
-      }
-    } catch (IOException e) {
-      LOG.debug("cannot rotate {}: {}", log, e.toString());
-    }
+    files.rotateLog();
   }
 
-  private static Path rotated(Path log) {
-    return log.resolveSibling(log.getFileName() + ".1");
-  }
-
-  /** The last lines of the proxy's log, for error messages. */
-  String logTail() {
-    try {
-      byte[] all = Files.readAllBytes(logFile());
-      String text =
-          new String(
-              all,
-              Math.max(0, all.length - 600),
-              Math.min(all.length, 600),
-              StandardCharsets.UTF_8);
-      return "log " + logFile() + " ends with: " + text.strip().replace('\n', ' ');
-    } catch (IOException e) {
-      return "no log at " + logFile();
-    }
+  private String logTail() {
+    return files.logTail();
   }
 
   synchronized ProxyStatus status() {

@@ -1,0 +1,88 @@
+package io.efscsi.supervisor;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One proxy's files beside its state record: config, control socket and a bounded log (copied to
+ * {@code .1} and truncated past the cap; the proxy appends, so truncation is safe).
+ */
+final class ProxyFiles {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ProxyFiles.class);
+
+  private final Path dir;
+  private final String id;
+  private final long logMaxBytes;
+
+  ProxyFiles(Path dir, String id, long logMaxBytes) {
+    this.dir = dir;
+    this.id = id;
+    this.logMaxBytes = logMaxBytes;
+  }
+
+  Path config() {
+    return dir.resolve(id + ".properties");
+  }
+
+  Path controlSocket() {
+    return dir.resolve(id + ".sock");
+  }
+
+  Path log() {
+    return dir.resolve(id + ".log");
+  }
+
+  private Path rotatedLog() {
+    return dir.resolve(id + ".log.1");
+  }
+
+  /** Keeps the log bounded. */
+  void rotateLog() {
+    Path log = log();
+    try {
+      if (Files.exists(log) && Files.size(log) > logMaxBytes) {
+        Files.copy(log, rotatedLog(), StandardCopyOption.REPLACE_EXISTING);
+        try (FileChannel ch = FileChannel.open(log, StandardOpenOption.WRITE)) {
+          ch.truncate(0);
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("cannot rotate {}: {}", log, e.toString());
+    }
+  }
+
+  /** The last lines of the log, for error messages. */
+  String logTail() {
+    try {
+      byte[] all = Files.readAllBytes(log());
+      String text =
+          new String(
+              all,
+              Math.max(0, all.length - 600),
+              Math.min(all.length, 600),
+              StandardCharsets.UTF_8);
+      return "log " + log() + " ends with: " + text.strip().replace('\n', ' ');
+    } catch (IOException e) {
+      return "no log at " + log();
+    }
+  }
+
+  /** Removes every file of the proxy. */
+  void delete() {
+    for (Path p : new Path[] {config(), controlSocket(), log(), rotatedLog()}) {
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException e) {
+        LOG.debug("cannot delete {}: {}", p, e.toString());
+      }
+    }
+  }
+}
