@@ -9,6 +9,7 @@ import io.efscsi.common.config.Flags;
 import io.efscsi.common.config.UsageException;
 import io.efscsi.controller.ControllerOptions;
 import io.efscsi.controller.ControllerPlugin;
+import io.efscsi.node.DirectoryCleanup;
 import io.efscsi.node.NodeOptions;
 import io.efscsi.node.NodePlugin;
 import io.efscsi.proxy.util.Signals;
@@ -16,6 +17,7 @@ import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -114,8 +116,27 @@ public final class Main {
     }
     CommonOptions common = CommonOptions.from(flags);
     List<Plugin> plugins = new ArrayList<>();
+    Optional<DirectoryCleanup> cleanup = Optional.empty();
     if (mode != Mode.NODE) {
-      plugins.add(new ControllerPlugin(ControllerOptions.from(flags), env));
+      ControllerOptions controller = ControllerOptions.from(flags);
+      if (controller.deleteAccessPointRootDir()) {
+        // Root directories are removed through the node's mount path: a proxy and an NFS mount.
+        cleanup = Optional.of(new DirectoryCleanup(NodeOptions.from(flags)));
+      }
+      DirectoryCleanup c = cleanup.orElse(null);
+      plugins.add(
+          new ControllerPlugin(
+              controller,
+              env,
+              c == null
+                  ? Optional.empty()
+                  : Optional.of(t ->
+                      c.remove(
+                          t.region(),
+                          t.fileSystemId(),
+                          t.mountTargetIp(),
+                          t.accessPointId(),
+                          t.path()))));
     }
     if (mode != Mode.CONTROLLER) {
       plugins.add(new NodePlugin(NodeOptions.from(flags), env));
@@ -146,6 +167,7 @@ public final class Main {
       Thread.currentThread().interrupt();
     }
     runtime.close();
+    cleanup.ifPresent(DirectoryCleanup::close);
     return 0;
   }
 

@@ -15,7 +15,6 @@ import java.util.Optional;
  * @param region the AWS region when given on the command line
  * @param tags {@code --tags}, {@code key:value} pairs separated by spaces, as the Go driver
  * @param deleteAccessPointRootDir whether DeleteVolume removes the access point's directory
- *     (parsed; not acted on yet)
  * @param adaptiveRetryMode adaptive (true) or standard (false) SDK retries
  * @param maxAccessPointsPerFileSystem access points per file system before CreateVolume answers
  *     RESOURCE_EXHAUSTED; also the widest GID range used
@@ -43,8 +42,9 @@ public record ControllerOptions(
           Flag.bool(
               "delete-access-point-root-dir",
               false,
-              "delete the access point's root directory on DeleteVolume (not implemented yet:"
-                  + " accepted and ignored with a warning)"),
+              "on DeleteVolume, remove the access point's root directory and its data (guarded:"
+                  + " never /, never outside its basePath, never a directory another access point"
+                  + " uses)"),
           Flag.bool(
               "adaptive-retry-mode",
               true,

@@ -8,6 +8,7 @@ import io.efscsi.controller.cloud.Clouds;
 import io.efscsi.controller.k8s.KubernetesFileSystemIds;
 import io.efscsi.controller.k8s.NodeRegionLabel;
 import io.efscsi.controller.provision.AccessPointProvisioner;
+import io.efscsi.controller.provision.DirectoryRemover;
 import io.efscsi.controller.provision.Tags;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.grpc.BindableService;
@@ -43,8 +44,18 @@ public final class ControllerPlugin implements Plugin {
   private volatile Clouds clouds;
   private volatile AccessPointProvisioner provisioner;
   private volatile Thread builder;
+  private final Optional<DirectoryRemover> remover;
 
   public ControllerPlugin(ControllerOptions options, Map<String, String> env) {
+    this(options, env, Optional.empty());
+  }
+
+  /**
+   * @param remover how DeleteVolume removes an access point's root directory with {@code
+   *     --delete-access-point-root-dir} (the launcher passes the node's mount path)
+   */
+  public ControllerPlugin(
+      ControllerOptions options, Map<String, String> env, Optional<DirectoryRemover> remover) {
     this(
         options,
         new RegionResolver(
@@ -55,7 +66,8 @@ public final class ControllerPlugin implements Plugin {
                 ? new NodeRegionLabel(() -> new KubernetesClientBuilder().build(), env)::region
                 : Optional::empty),
         env,
-        Duration.ofSeconds(10));
+        Duration.ofSeconds(10),
+        remover);
   }
 
   ControllerPlugin(
@@ -63,6 +75,16 @@ public final class ControllerPlugin implements Plugin {
       RegionResolver regions,
       Map<String, String> env,
       Duration retryEvery) {
+    this(options, regions, env, retryEvery, Optional.empty());
+  }
+
+  ControllerPlugin(
+      ControllerOptions options,
+      RegionResolver regions,
+      Map<String, String> env,
+      Duration retryEvery,
+      Optional<DirectoryRemover> remover) {
+    this.remover = remover;
     this.options = options;
     this.regions = regions;
     this.env = env;
@@ -92,10 +114,16 @@ public final class ControllerPlugin implements Plugin {
 
   @Override
   public void start(Readiness readiness) {
+    if (options.deleteAccessPointRootDir() && remover.isEmpty()) {
+      throw new IllegalStateException(
+          "--delete-access-point-root-dir is set but this controller was built without a way to"
+              + " mount file systems");
+    }
     if (options.deleteAccessPointRootDir()) {
-      log.warn(
-          "--delete-access-point-root-dir is set but not implemented yet: DeleteVolume deletes"
-              + " the access point and leaves its directory and data on the file system");
+      log.info(
+          "--delete-access-point-root-dir: DeleteVolume removes each access point's root"
+              + " directory (through a proxy and an NFS mount of the file system) before the"
+              + " access point");
     }
     Tags tags = options.parsedTags();
     tags.skipped().forEach(t -> log.warn("--tags: skipping '{}': expected key:value", t));
@@ -149,7 +177,9 @@ public final class ControllerPlugin implements Plugin {
             fileSystemIds,
             tags,
             options.maxAccessPointsPerFileSystem(),
-            options.accessPointRefresh());
+            options.accessPointRefresh(),
+            options.deleteAccessPointRootDir() ? remover : Optional.empty(),
+            found.region());
     log.info(
         "EFS client built for region {} (from {}), {} retries{}",
         found.region(),

@@ -78,10 +78,23 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
       throw DriverException.invalidArgument("Volume ID not provided");
     }
     try (InFlight.Lease lease = inFlight.acquire(req.getVolumeId())) {
-      ready().delete(req.getVolumeId(), req.getSecretsMap());
+      ready().delete(req.getVolumeId(), req.getSecretsMap(), removalWait());
     }
     out.onNext(DeleteVolumeResponse.getDefaultInstance());
     out.onCompleted();
+  }
+
+  /**
+   * How long DeleteVolume may wait for a root directory's removal: until shortly before the
+   * caller's deadline (then ABORTED, and the retry joins the removal), five minutes without one.
+   */
+  static java.time.Duration removalWait() {
+    io.grpc.Deadline d = io.grpc.Context.current().getDeadline();
+    if (d == null) {
+      return java.time.Duration.ofMinutes(5);
+    }
+    long ms = d.timeRemaining(java.util.concurrent.TimeUnit.MILLISECONDS);
+    return java.time.Duration.ofMillis(Math.max(0, ms - Math.min(1000, ms / 10)));
   }
 
   @Override

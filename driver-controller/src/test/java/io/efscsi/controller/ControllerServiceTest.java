@@ -68,19 +68,23 @@ class ControllerServiceTest {
       clouds.close();
     }
     registry = new SimpleMeterRegistry();
-    clouds =
-        new Clouds(
-            new Clouds.Settings(
-                Region.US_EAST_1,
-                Optional.of(emu.endpoint()),
-                Optional.of(emu.endpoint()),
-                true,
-                false),
-            new ApiMetrics(registry));
+    clouds = emulatorClouds(emu, registry);
     AccessPointProvisioner p =
         new AccessPointProvisioner(
             clouds, FileSystemIds.literalOnly(), Tags.parse(tags), limit, Duration.ofMinutes(5));
     return new ControllerService(() -> Optional.of(p));
+  }
+
+  /** The real SDK clients, pointed at the emulator. */
+  static Clouds emulatorClouds(EfsEmulator emu, SimpleMeterRegistry registry) {
+    return new Clouds(
+        new Clouds.Settings(
+            Region.US_EAST_1,
+            Optional.of(emu.endpoint()),
+            Optional.of(emu.endpoint()),
+            true,
+            false),
+        new ApiMetrics(registry));
   }
 
   @AfterEach

@@ -12,19 +12,11 @@ import io.efscsi.node.volume.MountPlan;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.InstantSource;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The node's cloud-facing parts: its metadata (IMDS, else the Node object, else the environment),
@@ -32,8 +24,6 @@ import org.slf4j.LoggerFactory;
  * Kubernetes API is used only inside a cluster ({@code KUBERNETES_SERVICE_HOST} set).
  */
 final class NodeCloud implements AutoCloseable {
-
-  private static final Logger LOG = LoggerFactory.getLogger(NodeCloud.class);
 
   private final Map<String, String> env;
   private volatile NodeMetadata metadata;
@@ -63,7 +53,7 @@ final class NodeCloud implements AutoCloseable {
       credentials = new SdkCredentialsProviders(m.region());
       certificates =
           new ClientCertificates(
-              commonName(),
+              IssuedCertificates.commonName(),
               new ClientCertificates.ClientInfo("k8s", BuildInfo.load().version()),
               credentials,
               InstantSource.system());
@@ -132,59 +122,19 @@ final class NodeCloud implements AutoCloseable {
           return Optional.empty();
         }
         resolveMetadata();
-        ClientCertificates.Request request =
-            new ClientCertificates.Request(
-                plan.fileSystemId(),
-                plan.accessPointId(),
-                plan.iam(),
-                plan.credentials(),
-                metadata.region());
-        Path keyDir = dir.resolve(digest(plan.proxyKey()));
-        ClientCertificates.Issued issued = certificates.issue(keyDir, request);
-        renewer.track(keyDir, request);
-        return Optional.of(new Files(issued.certificate(), issued.privateKey()));
+        return issued().forPlan(plan, dir);
       }
 
       @Override
       public void forget(String proxyKey, Path dir) {
-        Path keyDir = dir.resolve(digest(proxyKey));
-        CertificateRenewer r = renewer;
-        if (r != null) {
-          r.untrack(keyDir);
-        }
-        try {
-          for (String f :
-              new String[] {
-                ClientCertificates.CERTIFICATE_FILE, ClientCertificates.PRIVATE_KEY_FILE
-              }) {
-            java.nio.file.Files.deleteIfExists(keyDir.resolve(f));
-          }
-          java.nio.file.Files.deleteIfExists(keyDir);
-        } catch (IOException e) {
-          LOG.warn("cannot remove the certificate directory {}: {}", keyDir, e.getMessage());
-        }
+        new IssuedCertificates(certificates, Optional.ofNullable(renewer), "")
+            .forget(proxyKey, dir);
       }
     };
   }
 
-  private static String digest(String key) {
-    try {
-      byte[] d = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-      return HexFormat.of().formatHex(d, 0, 12);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  /** efs-utils uses the host name (at most 64 characters) as the certificate's common name. */
-  private static String commonName() {
-    String host;
-    try {
-      host = java.net.InetAddress.getLocalHost().getHostName();
-    } catch (IOException e) {
-      host = "efs-csi-node";
-    }
-    return host.length() > 64 ? host.substring(0, 64) : host;
+  private IssuedCertificates issued() {
+    return new IssuedCertificates(certificates, Optional.of(renewer), metadata.region());
   }
 
   @Override

@@ -104,7 +104,7 @@ public final class NodePlugin implements Plugin {
   }
 
   /** The mount target port, when it is not the standard one (tests, NFS gateways). */
-  private static MountPlan withPort(MountPlan p, int port) {
+  static MountPlan withPort(MountPlan p, int port) {
     if (p.upstreamPort() == port) {
       return p;
     }

@@ -65,7 +65,12 @@ class ControllerIT {
   }
 
   void start(TestInfo info, String... extra) throws Exception {
+    start(info, Map.of(), extra);
+  }
+
+  void start(TestInfo info, Map<String, String> extraEnv, String... extra) throws Exception {
     Map<String, String> env = PackagedDriver.cleanEnv();
+    env.putAll(extraEnv);
     env.put("AWS_ENDPOINT_URL_EFS", emu.endpoint().toString());
     env.put("AWS_ENDPOINT_URL_STS", emu.endpoint().toString());
     env.put("AWS_ACCESS_KEY_ID", "AKIDEFSCSIIT");
@@ -192,6 +197,125 @@ class ControllerIT {
     assertEquals(200, gids.size());
     assertEquals(200, emu.accessPointCount(fs));
     assertEquals(200, emu.calls("CreateAccessPoint"));
+  }
+
+  /**
+   * {@code --delete-access-point-root-dir} through the packaged controller: the file system's root
+   * is staged through a real proxy (its own supervisor and state dir) and the mount command, the
+   * directory is removed by rm in a child, and mount, proxy and mount point go away again. The
+   * mount command binds a directory standing for the file system (this kernel has no NFS client;
+   * the kernel VM suite runs mount.nfs4).
+   */
+  @Test
+  void deleteAccessPointRootDirRemovesOnlyThatDirectoryThroughAProxyAndAMount(TestInfo info)
+      throws Exception {
+    Path fsRoot = java.nio.file.Files.createDirectories(tmp.resolve("fs-root"));
+    Path outside = java.nio.file.Files.createDirectories(tmp.resolve("outside/x"));
+    java.nio.file.Files.writeString(outside.resolve("keep"), "not on this file system");
+    java.nio.file.Files.createSymbolicLink(fsRoot.resolve("link"), outside.getParent());
+    Path state = tmp.resolve("state");
+    Path mountLog = tmp.resolve("mounts.log");
+    Path script = tmp.resolve("fake-nfs-mount");
+    try (var in = ControllerIT.class.getResourceAsStream("/fake-nfs-mount")) {
+      java.nio.file.Files.write(script, in.readAllBytes());
+    }
+    java.nio.file.Files.setPosixFilePermissions(
+        script, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    emu.addMountTarget(fs, "us-east-1a", "127.0.0.1");
+    start(
+        info,
+        Map.of("FAKE_NFS_ROOT", fsRoot.toString(), "FAKE_NFS_LOG", mountLog.toString()),
+        "--delete-access-point-root-dir",
+        "--state-dir=" + state,
+        "--nfs-mount-command=" + script,
+        "--proxy-port-range=" + SupervisorIT.freeRange(4),
+        "--mount-target-port=" + SupervisorIT.freeRange(1).split("-")[0]);
+
+    CreateVolumeRequest.Builder r = create("pvc-rd1", fs, Map.of()).toBuilder();
+    r.putParameters("basePath", "dyn");
+    String one = controller(10).createVolume(r.build()).getVolume().getVolumeId();
+    String two =
+        controller(10).createVolume(r.setName("pvc-rd2").build()).getVolume().getVolumeId();
+    for (String pv : List.of("pvc-rd1", "pvc-rd2")) {
+      Path d = java.nio.file.Files.createDirectories(fsRoot.resolve("dyn/" + pv + "/a/b"));
+      java.nio.file.Files.writeString(d.resolve("data"), "written by a pod of " + pv);
+    }
+
+    long t0 = System.nanoTime();
+    controller(60).deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(one).build());
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    System.out.println("DeleteVolume with --delete-access-point-root-dir: " + ms + " ms");
+    assertTrue(!java.nio.file.Files.exists(fsRoot.resolve("dyn/pvc-rd1")), driver.logText());
+    assertTrue(java.nio.file.Files.exists(fsRoot.resolve("dyn/pvc-rd2/a/b/data")));
+    assertTrue(emu.accessPoint(one.substring(one.lastIndexOf(':') + 1)).isEmpty());
+    List<String> mounts = java.nio.file.Files.readAllLines(mountLog);
+    assertEquals(1, mounts.size(), mounts.toString());
+    String apOne = one.substring(one.lastIndexOf(':') + 1);
+    assertTrue(
+        mounts
+            .getFirst()
+            .matches(
+                "-o \\S*port=\\d+\\S* 127\\.0\\.0\\.1:/ "
+                    + state.toRealPath()
+                    + "/controller/mnt/"
+                    + apOne),
+        mounts.getFirst());
+    assertNothingLeft(state);
+
+    // Refused: an access point rooted at / (nothing deleted, no mount made, the access point kept).
+    String slash = emu.seedAccessPoint(fs, 0, 0, "/");
+    deleteRefused(fs + "::" + slash);
+    assertTrue(emu.accessPoint(slash).isPresent());
+    assertEquals(1, java.nio.file.Files.readAllLines(mountLog).size());
+
+    // Refused after mounting: a symbolic link on the way out of the file system is not followed.
+    String linked = emu.seedAccessPoint(fs, 0, 0, "/link/x");
+    StatusRuntimeException link = deleteRefused(fs + "::" + linked);
+    assertTrue(link.getStatus().getDescription().contains("symbolic link"), link.getMessage());
+    assertTrue(java.nio.file.Files.exists(outside.resolve("keep")));
+    assertTrue(emu.accessPoint(linked).isPresent());
+    assertNothingLeft(state);
+
+    controller(60).deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(two).build());
+    assertTrue(!java.nio.file.Files.exists(fsRoot.resolve("dyn/pvc-rd2")));
+    assertTrue(java.nio.file.Files.exists(fsRoot.resolve("dyn")), "the basePath stays");
+    assertNothingLeft(state);
+  }
+
+  /** A DeleteVolume that must fail with FAILED_PRECONDITION. */
+  StatusRuntimeException deleteRefused(String volumeId) {
+    StatusRuntimeException e =
+        org.junit.jupiter.api.Assertions.assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                controller(60)
+                    .deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(volumeId).build()));
+    assertEquals(Status.Code.FAILED_PRECONDITION, e.getStatus().getCode(), e.getMessage());
+    return e;
+  }
+
+  /** No mount below the state dir, no mount point, no proxy record or process. */
+  static void assertNothingLeft(Path state) throws Exception {
+    String real = state.toRealPath().toString();
+    List<String> mounted =
+        java.nio.file.Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+            .filter(l -> l.contains(real))
+            .toList();
+    assertEquals(List.of(), mounted);
+    Path mnt = state.resolve("controller/mnt");
+    try (var s = java.nio.file.Files.list(mnt)) {
+      assertEquals(List.of(), s.toList());
+    }
+    try (var s = java.nio.file.Files.list(state.resolve("controller/proxies"))) {
+      assertEquals(
+          List.of(), s.filter(p -> p.toString().endsWith(".json")).toList(), "proxy records");
+    }
+    long proxies =
+        ProcessHandle.allProcesses()
+            .filter(p ->
+                p.info().arguments().map(a -> String.join(" ", a).contains(real)).orElse(false))
+            .count();
+    assertEquals(0, proxies, "proxy processes of the controller's state dir");
   }
 
   @Test

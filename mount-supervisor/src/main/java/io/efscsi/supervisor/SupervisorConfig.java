@@ -61,6 +61,26 @@ public record SupervisorConfig(
         1L << 20);
   }
 
+  /** The same settings for another state dir (the controller's cleanup mounts have their own). */
+  public SupervisorConfig withStateDir(Path dir) {
+    return new SupervisorConfig(
+        dir,
+        portLower,
+        portUpper,
+        limits,
+        reconcileInterval,
+        mountGrace,
+        absentReads,
+        healthInterval,
+        pingFailuresBeforeRestart,
+        startTimeout,
+        stopTimeout,
+        backoffInitial,
+        backoffMax,
+        backoffReset,
+        logMaxBytes);
+  }
+
   public SupervisorConfig withPorts(int lower, int upper) {
     return new SupervisorConfig(
         stateDir,

@@ -39,13 +39,34 @@ public final class AccessPointProvisioner {
   private final MountTargets mountTargets = new MountTargets();
   private final Map<String, Optional<String>> zones = new ConcurrentHashMap<>();
 
+  private final Optional<DirectoryRemovals> removals;
+  private final String region;
+
   public AccessPointProvisioner(
       CloudSource clouds, FileSystemIds fileSystemIds, Tags flagTags, int limit, Duration refresh) {
+    this(clouds, fileSystemIds, flagTags, limit, refresh, Optional.empty(), "");
+  }
+
+  /**
+   * @param remover present with {@code --delete-access-point-root-dir}: DeleteVolume removes the
+   *     access point's root directory through it before deleting the access point
+   * @param region the region of the file systems (for the remover's mounts)
+   */
+  public AccessPointProvisioner(
+      CloudSource clouds,
+      FileSystemIds fileSystemIds,
+      Tags flagTags,
+      int limit,
+      Duration refresh,
+      Optional<DirectoryRemover> remover,
+      String region) {
     this.clouds = clouds;
     this.fileSystemIds = fileSystemIds;
     this.flagTags = flagTags;
     this.limit = limit;
     this.inventories = new Inventories(limit, refresh, System::nanoTime);
+    this.removals = remover.map(DirectoryRemovals::new);
+    this.region = region;
   }
 
   public Created create(
@@ -166,6 +187,17 @@ public final class AccessPointProvisioner {
     p.pvName().ifPresent(v -> tags.put(Tags.PV_NAME_KEY, v));
     p.pvcName().ifPresent(v -> tags.put(Tags.PVC_NAME_KEY, v));
     p.pvcNamespace().ifPresent(v -> tags.put(Tags.PVC_NAMESPACE_KEY, v));
+    String base = AccessPointPath.clean("/" + p.basePath());
+    if (!base.equals("/")) {
+      if (Tags.validValue(base)) {
+        tags.put(Tags.BASE_PATH_KEY, base);
+      } else {
+        log.warn(
+            "basePath {} has characters an EFS tag cannot carry: the access point is not tagged"
+                + " with it, and --delete-access-point-root-dir only knows it is not /",
+            base);
+      }
+    }
     return tags;
   }
 
@@ -202,6 +234,15 @@ public final class AccessPointProvisioner {
    * success (nothing of ours to delete), as is an access point that is already gone.
    */
   public void delete(String volumeId, Map<String, String> secrets) {
+    delete(volumeId, secrets, Duration.ofMinutes(5));
+  }
+
+  /**
+   * Deletes the volume's access point; with {@code --delete-access-point-root-dir}, first its root
+   * directory, waiting for that at most {@code wait} (ABORTED after that: a retry joins the removal
+   * still running).
+   */
+  public void delete(String volumeId, Map<String, String> secrets, Duration wait) {
     VolumeId id;
     try {
       id = VolumeId.parse(volumeId);
@@ -218,6 +259,10 @@ public final class AccessPointProvisioner {
     }
     Cloud cloud = CrossAccount.parse(secrets).cloud(clouds);
     String ap = id.accessPointId().get();
+    if (removals.isPresent() && !removeRootDirectory(cloud, volumeId, id, removals.get(), wait)) {
+      log.info("DeleteVolume {}: access point {} was already gone", volumeId, ap);
+      return;
+    }
     boolean deleted = cloud.deleteAccessPoint(ap);
     FileSystemInventory inventory = inventories.loaded(cloud, id.fileSystemId());
     if (inventory != null) {
@@ -225,6 +270,67 @@ public final class AccessPointProvisioner {
     }
     log.info(
         "DeleteVolume {}: access point {}", volumeId, deleted ? "deleted" : "was already gone");
+  }
+
+  /**
+   * Removes the access point's root directory when {@link RootDirectoryGuard} allows it.
+   *
+   * @return false when the access point no longer exists (nothing left to do)
+   */
+  private boolean removeRootDirectory(
+      Cloud cloud, String volumeId, VolumeId id, DirectoryRemovals removals, Duration wait) {
+    String apId = id.accessPointId().orElseThrow();
+    Optional<AccessPoint> ap = cloud.describeAccessPoint(apId);
+    if (ap.isEmpty()) {
+      return false;
+    }
+    java.util.List<AccessPoint> sameFs = new java.util.ArrayList<>();
+    if (ap.get().fileSystemId().equals(id.fileSystemId())) {
+      cloud.listAccessPoints(id.fileSystemId(), sameFs::add);
+    }
+    switch (RootDirectoryGuard.check(ap.get(), id.fileSystemId(), sameFs)) {
+      case RootDirectoryGuard.Refuse r ->
+          throw DriverException.failedPrecondition(
+              "DeleteVolume %s: not removing the root directory of access point %s: %s. Nothing"
+                  + " was deleted; delete the access point by hand, or run the controller"
+                  + " without --delete-access-point-root-dir",
+              volumeId, apId, r.reason());
+      case RootDirectoryGuard.Keep k ->
+          log.warn(
+              "DeleteVolume {}: keeping the root directory {} of access point {}: {}",
+              volumeId,
+              ap.get().rootPath(),
+              apId,
+              k.reason());
+      case RootDirectoryGuard.Remove r -> {
+        String mountTarget = mountTargetFor(cloud, id.fileSystemId(), volumeId, r.path());
+        boolean existed =
+            removals.remove(
+                new DirectoryRemover.Target(region, id.fileSystemId(), mountTarget, apId, r.path()),
+                wait);
+        log.info(
+            "DeleteVolume {}: root directory {} of access point {} {}",
+            volumeId,
+            r.path(),
+            apId,
+            existed ? "removed" : "did not exist");
+      }
+    }
+    return true;
+  }
+
+  /** An available mount target of the file system (the first by zone name, for repeatability). */
+  private static String mountTargetFor(Cloud cloud, String fsId, String volumeId, String path) {
+    return cloud.describeMountTargets(fsId).stream()
+        .filter(m -> m.available() && m.ipAddress() != null && !m.ipAddress().isBlank())
+        .sorted(java.util.Comparator.comparing(Cloud.MountTarget::availabilityZone))
+        .map(Cloud.MountTarget::ipAddress)
+        .findFirst()
+        .orElseThrow(() ->
+            DriverException.unavailable(
+                "DeleteVolume %s: file system %s has no available mount target to remove the"
+                    + " directory %s through; nothing was deleted",
+                volumeId, fsId, path));
   }
 
   /** Whether the volume's access point (or file system, for handles without one) exists. */

@@ -19,6 +19,17 @@ public record Tags(Map<String, String> values, List<String> skipped) {
   public static final String PVC_NAME_KEY = "kubernetes.io/created-for/pvc/name";
   public static final String PVC_NAMESPACE_KEY = "kubernetes.io/created-for/pvc/namespace";
 
+  /**
+   * The basePath an access point was provisioned under (ours; absent when it is {@code /}): {@code
+   * --delete-access-point-root-dir} never removes a directory that is not strictly below it.
+   */
+  public static final String BASE_PATH_KEY = "efs.csi.aws.com/base-path";
+
+  /** What EFS accepts as a tag value. */
+  public static boolean validValue(String v) {
+    return v.length() <= 256 && v.matches("[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*");
+  }
+
   public static Tags parse(String raw) {
     Map<String, String> values = new LinkedHashMap<>();
     List<String> skipped = new ArrayList<>();

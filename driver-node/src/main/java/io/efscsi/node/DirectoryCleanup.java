@@ -1,0 +1,216 @@
+package io.efscsi.node;
+
+import io.efscsi.common.BuildInfo;
+import io.efscsi.common.error.DriverException;
+import io.efscsi.node.cloud.FixedNodeMetadata;
+import io.efscsi.node.iam.ClientCertificates;
+import io.efscsi.node.iam.SdkCredentialsProviders;
+import io.efscsi.node.mount.CommandMounter;
+import io.efscsi.node.mount.MountPoints;
+import io.efscsi.node.mount.Mounter;
+import io.efscsi.node.volume.InetAddressHostResolver;
+import io.efscsi.node.volume.MountPlan;
+import io.efscsi.node.volume.MountPlanner;
+import io.efscsi.node.volume.MountTargetLookup;
+import io.efscsi.node.volume.MountTargetResolver;
+import io.efscsi.supervisor.ProxySupervisor;
+import io.efscsi.supervisor.mounts.ProcMountTable;
+import io.efscsi.supervisor.process.Commands;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller's {@code --delete-access-point-root-dir}, on the node's own mount path: the file
+ * system's root is staged exactly like a volume (a proxy from a mount supervisor, TLS with an IAM
+ * client certificate, the NFS mount command with our defaults) at {@code
+ * <state-dir>/controller/mnt/<access point>}, the directory is removed by a child process ({@code
+ * rm -rf --one-file-system}, so a hung NFS server never hangs the controller, and no symbolic link
+ * is followed), and the mount and proxy go away again. The supervisor has its own state dir ({@code
+ * <state-dir>/controller}), so in the one-process {@code all} mode it never touches the node's
+ * proxies.
+ */
+public final class DirectoryCleanup implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DirectoryCleanup.class);
+
+  private static final Duration MOUNT_TIMEOUT = Duration.ofSeconds(90);
+  private static final Duration UNMOUNT_WAIT = Duration.ofSeconds(10);
+  private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(60);
+  private static final Duration REMOVE_TIMEOUT = Duration.ofHours(2);
+
+  private final NodeOptions options;
+  private final Path stateDir;
+  private final Mounter mounter;
+  private final MountPoints mounts;
+  private final Map<String, IssuedCertificates> certificates = new ConcurrentHashMap<>();
+  private final Map<String, SdkCredentialsProviders> credentials = new ConcurrentHashMap<>();
+  private ProxySupervisor supervisor;
+
+  public DirectoryCleanup(NodeOptions options) {
+    this.options = options;
+    this.stateDir = options.stateDir().resolve("controller");
+    this.mounter =
+        new CommandMounter(options.nfsMountCommand(), MOUNT_TIMEOUT, options.unmountTimeout());
+    this.mounts = new MountPoints(new ProcMountTable(ProcMountTable.SELF));
+  }
+
+  /**
+   * Removes {@code path} of the file system and everything below it.
+   *
+   * @param region the file system's region (DNS name, certificate signature)
+   * @param mountTargetIp the mount target to go through
+   * @param accessPointId names the temporary mount point
+   * @param path absolute, clean, not {@code /} (checked again here)
+   * @return false when the directory did not exist
+   */
+  public boolean remove(
+      String region, String fileSystemId, String mountTargetIp, String accessPointId, String path) {
+    if (!path.startsWith("/")
+        || path.equals("/")
+        || path.contains("/../")
+        || path.endsWith("/..")
+        || path.contains("//")
+        || path.contains("/./")
+        || path.endsWith("/.")
+        || path.endsWith("/")
+        || !accessPointId.matches("fsap-[0-9a-f]+")) {
+      throw DriverException.invalidArgument(
+          "refusing to remove '%s' of access point '%s': not a clean path below /",
+          path, accessPointId);
+    }
+    Path mnt;
+    MountPlan plan;
+    StagingMounts staging;
+    try {
+      ProxySupervisor sup = supervisor();
+      Path dir = Files.createDirectories(stateDir.resolve("mnt").resolve(accessPointId));
+      mnt = dir.toRealPath();
+      plan = plan(region, fileSystemId, mountTargetIp);
+      staging = new StagingMounts(() -> sup, mounter, mounts, certificates(region), UNMOUNT_WAIT);
+    } catch (IOException e) {
+      throw DriverException.unavailable(
+          "cannot prepare the mount to remove %s of %s: %s", path, fileSystemId, e.getMessage());
+    }
+    String what = fileSystemId + " (root directory of " + accessPointId + ")";
+    try {
+      staging.stage(what, mnt, plan);
+      return removeBelow(mnt, path);
+    } catch (IOException e) {
+      throw DriverException.internal(
+          "removing " + path + " of " + fileSystemId + " failed: " + e.getMessage(), e);
+    } finally {
+      try {
+        staging.unstage(what, mnt);
+        if (!mounts.isMounted(mnt)) {
+          Files.deleteIfExists(mnt);
+        }
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("could not unmount {} after removing {}: {}", mnt, path, e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * Removes {@code mnt + path}; its real path must be exactly that (no symbolic link on the way).
+   */
+  static boolean removeBelow(Path mnt, String path) throws IOException {
+    String target = mnt + path;
+    Commands.Result real = Commands.run(List.of("realpath", "-e", "--", target), CHECK_TIMEOUT);
+    if (!real.ok()) {
+      if (real.output().contains("No such file or directory")) {
+        return false;
+      }
+      throw new IOException("cannot resolve " + path + ": " + real.output().strip());
+    }
+    if (!real.output().strip().equals(target)) {
+      throw DriverException.failedPrecondition(
+          "not removing %s: a symbolic link on its way leads to %s", path, real.output().strip());
+    }
+    Commands.Result rm =
+        Commands.run(List.of("rm", "-rf", "--one-file-system", "--", target), REMOVE_TIMEOUT);
+    if (!rm.ok()) {
+      throw new IOException("rm -rf " + path + " failed: " + rm.output().strip());
+    }
+    LOG.info("removed {} (through {})", path, mnt);
+    return true;
+  }
+
+  private MountPlan plan(String region, String fileSystemId, String mountTargetIp) {
+    MountPlanner planner =
+        new MountPlanner(
+            options.mountDefaults(),
+            new FixedNodeMetadata(
+                IssuedCertificates.commonName(), region, Optional.empty(), "controller"),
+            new MountTargetResolver(
+                new InetAddressHostResolver(InetAddressHostResolver.DEFAULT_TIMEOUT), NO_LOOKUP));
+    return NodePlugin.withPort(
+        planner.plan(
+            fileSystemId, Map.of("mounttargetip", mountTargetIp), List.of("tls", "iam"), false),
+        options.mountTargetPort());
+  }
+
+  /** The mount target is always given: no EFS/EC2 lookups from here. */
+  private static final MountTargetLookup NO_LOOKUP =
+      new MountTargetLookup() {
+        @Override
+        public List<MountTargetDescription> mountTargets(String region, String fileSystemId) {
+          throw DriverException.failedPrecondition("no mount target lookup for cleanup mounts");
+        }
+
+        @Override
+        public Optional<String> availabilityZoneId(String region, String zone) {
+          return Optional.empty();
+        }
+      };
+
+  private ClientCertificateSource certificates(String region) {
+    return certificates.computeIfAbsent(
+        region,
+        r ->
+            new IssuedCertificates(
+                new ClientCertificates(
+                    IssuedCertificates.commonName(),
+                    new ClientCertificates.ClientInfo("k8s", BuildInfo.load().version()),
+                    credentials.computeIfAbsent(r, SdkCredentialsProviders::new),
+                    InstantSource.system()),
+                Optional.empty(),
+                r));
+  }
+
+  /**
+   * The cleanup mounts' supervisor, started (adopting what a previous controller left) at first
+   * use.
+   */
+  private synchronized ProxySupervisor supervisor() throws IOException {
+    if (supervisor == null) {
+      SupervisorOptions o = options.supervisor();
+      ProxySupervisor s =
+          NodePlugin.newSupervisor(
+              new SupervisorOptions(
+                  o.config().withStateDir(stateDir),
+                  o.cgroupMode(),
+                  o.cgroupRoot(),
+                  o.cgroupParent()));
+      s.start();
+      supervisor = s;
+    }
+    return supervisor;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (supervisor != null) {
+      supervisor.close();
+    }
+    credentials.values().forEach(SdkCredentialsProviders::close);
+  }
+}
