@@ -123,14 +123,12 @@ public final class Main {
         // Root directories are removed through the node's mount path: a proxy and an NFS mount.
         cleanup = Optional.of(new DirectoryCleanup(NodeOptions.from(flags)));
       }
-      DirectoryCleanup c = cleanup.orElse(null);
       plugins.add(
           new ControllerPlugin(
               controller,
               env,
-              c == null
-                  ? Optional.empty()
-                  : Optional.of(t ->
+              cleanup.map(c ->
+                  t ->
                       c.remove(
                           t.region(),
                           t.fileSystemId(),
