@@ -198,6 +198,28 @@ json_num() { echo "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
 # rss_kib <pid>
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
+# The kernel's sunrpc trace events (connects, timeouts, call status) into $OUT/<name>.trace.
+T=/sys/kernel/tracing
+trace_start() {
+  [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null || return 0
+  echo 0 >$T/tracing_on
+  echo >$T/trace
+  echo 16384 >$T/buffer_size_kb
+  local e
+  for e in rpc_request rpc_task_end rpc_call_status rpc_connect_status rpc_timeout_status \
+    rpc_call_rpcerror rpc_socket_connect rpc_socket_error xprt_disconnect_done; do
+    echo 1 >$T/events/sunrpc/$e/enable
+  done
+  echo 1 >$T/tracing_on
+}
+trace_mark() { [ -w $T/trace_marker ] && echo "$(now_ms) $*" >$T/trace_marker; say "$*"; }
+trace_stop() { # name
+  [ -d $T/events ] || return 0
+  echo 0 >$T/tracing_on
+  cp $T/trace "$OUT/$1.trace"
+  echo 0 >$T/events/sunrpc/enable
+}
+
 cleanup_mounts() {
   for m in $(awk -v p="$VM/mnt/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
     umount -l "$m" 2>/dev/null
@@ -533,17 +555,22 @@ time.sleep(600)' $port "$d/squatter.ready" &
 # ---- 6. the upstream goes away: soft fails in bounded time, hard waits and recovers -----------
 scenario_6() {
   local d=$VM/s6 ms=$VM/mnt/s6soft mh=$VM/mnt/s6hard out rc t0
-  host_start "$d" --ports 20110-20119 || return 1
+  # one proxy serves the soft mount and then the hard one: no absent-mount grace in between
+  host_start "$d" --ports 20110-20119 --grace-ms 600000 || return 1
   ensure_port fs-66666666 /stage/s6 || { fact ensure "$A"; host_close; return 1; }
   local p=$P
   mount_nfs "$MOUNT_OPTS_SOFT" "$p" "$ms"
   fact soft_mount_rc $?
   echo before >"$ms/before" && sync
+  trace_start
+  trace_mark "s6 killing stunnel"
   kill -9 "$(cat "$VM/stunnel.bgpid")" # the mount target is gone
   sleep 0.5
   t0=$(now_ms)
+  trace_mark "s6 soft write begins"
   out=$(timeout 300 dd if=/dev/zero of="$ms/after" bs=4k count=1 conv=fsync 2>&1)
   rc=$?
+  trace_mark "s6 soft write ended $rc"
   fact soft_write_rc $rc
   fact soft_write_error "$(echo "$out" | grep -i error | head -1)"
   fact soft_time_to_error_ms $(($(now_ms) - t0))
@@ -551,7 +578,14 @@ scenario_6() {
   out=$(timeout 300 stat "$ms/before" 2>&1)
   fact soft_stat_rc $?
   fact soft_stat_ms $(($(now_ms) - t0))
-  timeout 60 umount -l "$ms"
+  trace_mark "s6 soft stat ended"
+  trace_stop s6-soft
+  # how often the kernel connected to the proxy while its upstream was gone (a reconnect storm
+  # when the proxy answers with RSTs)
+  fact soft_kernel_connects "$(grep -c 'rpc_socket_connect:' "$OUT/s6-soft.trace" 2>/dev/null || echo none)"
+  grep -A12 "mounted on $ms with" /proc/self/mountstats | grep xprt >>"$OUT/s6.log"
+  # -i: no umount.nfs4 helper, which talks to the (gone) server
+  timeout 60 umount -l -i "$ms"
   fact soft_mounts_after_lazy "$(mounted_at "$ms")"
   start_stunnel
   await_port $TLS_PORT 30

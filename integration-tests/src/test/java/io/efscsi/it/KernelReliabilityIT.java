@@ -66,7 +66,7 @@ class KernelReliabilityIT {
         """
         #!/bin/bash
         export OUT='%s' SHARED='%s' JAVA='%s' CP='%s' DIST='%s'
-        export SCENARIOS='1 5 7 4 3 2 6' S2_MEMORY_MIB=%d S6_HARD_OUTAGE_S=%d
+        export SCENARIOS='%s' S2_MEMORY_MIB=%d S6_HARD_OUTAGE_S=%d
         exec bash '%s'
         """
             .formatted(
@@ -75,6 +75,7 @@ class KernelReliabilityIT {
                 Path.of(System.getProperty("java.home"), "bin", "java"),
                 testClasses,
                 PackagedDriver.distDir().toAbsolutePath(),
+                System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6"),
                 S2_MEMORY_MIB,
                 S6_HARD_OUTAGE_S,
                 scenarios),
