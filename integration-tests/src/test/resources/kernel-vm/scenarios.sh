@@ -104,30 +104,79 @@ EOF
   fact setup ok
 }
 
-# ---- a SupervisorHost JVM (io.efscsi.it.SupervisorHost) driven over two fifos ----------------
-# host_start <dir> <args…>: starts it with state in <dir>/state and the real mount table.
-host_start() {
+# ---- a test JVM (SupervisorHost, CsiClient) driven over two fifos: ask sends one line, reads one
+# jvm_start <dir> <main class> <args…>: the node plugin's own classpath (the distribution's lib/)
+# plus the test classes; it answers "started" when ready.
+jvm_start() {
   H_DIR=$1
-  shift
+  local main=$2
+  shift 2
   mkdir -p "$H_DIR"
   rm -f "$H_DIR/in" "$H_DIR/out"
   mkfifo "$H_DIR/in" "$H_DIR/out"
   local t0
   t0=$(now_ms)
-  # the node plugin's own classpath (the distribution's lib/) plus the test classes
   "$JAVA" -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$CP:$DIST/lib/*" \
-    io.efscsi.it.SupervisorHost --home "$DIST" --state "$H_DIR/state" --mountinfo self \
-    --grace-ms 60000 --start-ms 90000 "$@" <"$H_DIR/in" >"$H_DIR/out" 2>>"$H_DIR/host.err" &
+    "$main" "$@" <"$H_DIR/in" >"$H_DIR/out" 2>>"$H_DIR/host.err" &
   H_PID=$!
   exec {H_IN}>"$H_DIR/in"
   exec {H_OUT}<"$H_DIR/out"
   local first
   if ! read -r -t 120 -u $H_OUT first || [ "$first" != started ]; then
-    say "supervisor host did not start: $first"
+    say "$main did not start: $first"
     cat "$H_DIR/host.err" >>"$OUT/$SCEN.log"
     return 1
   fi
-  say "supervisor host $H_PID started in $(($(now_ms) - t0)) ms ($*)"
+  say "$main $H_PID started in $(($(now_ms) - t0)) ms ($*)"
+}
+
+# host_start <dir> <args…>: a SupervisorHost with state in <dir>/state and the real mount table.
+host_start() {
+  local dir=$1
+  shift
+  jvm_start "$dir" io.efscsi.it.SupervisorHost --home "$DIST" --state "$dir/state" \
+    --mountinfo self --grace-ms 60000 --start-ms 90000 "$@"
+}
+
+# ---- the packaged node plugin (bin/efs-csi node) on a unix socket, and a CSI client for it -----
+# node_start <dir> <ports> [flags…]: the plugin with state in <dir>/state, the real mount.nfs4, the
+# mount targets at 127.0.0.1:$TLS_PORT (stunnel); then a CsiClient on its socket (ask …).
+node_start() {
+  N_DIR=$1
+  local ports=$2 t0
+  shift 2
+  mkdir -p "$N_DIR"
+  t0=$(now_ms)
+  env -i PATH="$PATH" LC_ALL=C CSI_NODE_NAME=vm-node AWS_REGION=us-east-1 \
+    AWS_EC2_METADATA_DISABLED=true AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:9 \
+    EFS_CSI_JAVA_OPTS="-Xmx128m" \
+    "$DIST/bin/efs-csi" node --endpoint="unix://$N_DIR/csi.sock" --state-dir="$N_DIR/state" \
+    --proxy-port-range="$ports" --proxy-cgroup=none --mount-target-port=$TLS_PORT "$@" \
+    >>"$N_DIR/node.log" 2>&1 &
+  N_PID=$!
+  local i
+  for i in $(seq 600); do [ -S "$N_DIR/csi.sock" ] && break; sleep 0.2; done
+  jvm_start "$N_DIR/client" io.efscsi.it.CsiClient "$N_DIR/csi.sock" || return 1
+  for i in $(seq 120); do
+    ask probe
+    [ "$A" = "ok true" ] && break
+    sleep 0.5
+  done
+  [ "$A" = "ok true" ] || { say "node plugin never ready"; return 1; }
+  say "node plugin $N_PID ready $(($(now_ms) - t0)) ms after its start"
+}
+
+node_stop() { # SIGTERM, as the kubelet stops the container
+  host_close
+  kill "$N_PID" 2>/dev/null
+  local i
+  for i in $(seq 300); do [ -d /proc/$N_PID ] || break; sleep 0.1; done
+  kill -9 "$N_PID" 2>/dev/null
+  wait "$N_PID" 2>/dev/null
+}
+
+node_proxy_pids() { # the proxies the plugin's records name
+  cat "$N_DIR"/state/proxies/*.json 2>/dev/null | sed -n 's/.*"pid": \([0-9]*\).*/\1/p'
 }
 
 # ask <command>: one-line answer in $A.
@@ -198,60 +247,81 @@ json_num() { echo "$1" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
 # rss_kib <pid>
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
+# The kernel's sunrpc trace events (connects, timeouts, call status) into $OUT/<name>.trace.
+T=/sys/kernel/tracing
+trace_start() {
+  [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null || return 0
+  echo 0 >$T/tracing_on
+  echo >$T/trace
+  echo 16384 >$T/buffer_size_kb
+  local e
+  for e in rpc_request rpc_task_end rpc_call_status rpc_connect_status rpc_timeout_status \
+    rpc_call_rpcerror rpc_socket_connect rpc_socket_error xprt_disconnect_done; do
+    echo 1 >$T/events/sunrpc/$e/enable
+  done
+  echo 1 >$T/tracing_on
+}
+trace_mark() { [ -w $T/trace_marker ] && echo "$(now_ms) $*" >$T/trace_marker; say "$*"; }
+trace_stop() { # name
+  [ -d $T/events ] || return 0
+  echo 0 >$T/tracing_on
+  cp $T/trace "$OUT/$1.trace"
+  echo 0 >$T/events/sunrpc/enable
+}
+
 cleanup_mounts() {
   for m in $(awk -v p="$VM/mnt/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
     umount -l "$m" 2>/dev/null
   done
 }
 
-# ---- 1. mount through the proxy with TLS; two processes; nothing left behind ---------------
+# ---- 1. NodeStage/NodePublish through the packaged plugin with TLS; two pods; nothing left ------
 scenario_1() {
-  local d=$VM/s1 m=$VM/mnt/s1
-  host_start "$d" --ports 20049-20058 || return 1
-  ensure_port fs-12345678 /stage/s1 || { fact ensure "$A"; host_close; return 1; }
+  local d=$VM/s1 vol=fs-12345678 st=$VM/mnt/s1/staging pa=$VM/mnt/s1/pod-a pb=$VM/mnt/s1/pod-b
+  node_start "$d" 20049-20058 || return 1
+  ask "stage $vol $st mounttargetip=127.0.0.1 cafile=$SHARED/srv.crt"
+  fact stage "$A"
+  fact mountinfo_line "$(awk -v m="$st" '$5 == m' /proc/self/mountinfo)"
+  local rec
+  rec=$(cat "$d"/state/proxies/*.json 2>/dev/null)
+  P=$(echo "$rec" | sed -n 's/.*"port": \([0-9]*\).*/\1/p' | head -1)
   fact port "$P"
   local pid
-  pid=$(status_field fs-12345678 3)
-  fact proxy_pid_alive_before "$([ -d /proc/$pid ] && echo yes || echo no)"
-  mount_nfs "$MOUNT_OPTS_SOFT" "$P" "$m"
-  fact mount_rc $?
-  fact mountinfo_line "$(awk -v m="$m" '$5 == m' /proc/self/mountinfo)"
+  pid=$(node_proxy_pids | head -1)
+  fact proxy_pid_alive_before "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
+  ask "publish $vol $st $pa"
+  fact publish_a "$A"
+  ask "publish $vol $st $pb"
+  fact publish_b "$A"
+  fact pod_mounts "$(awk -v a="$pa" -v b="$pb" '$5 == a || $5 == b' /proc/self/mountinfo | grep -c .)"
   head -c $((48 << 20)) /dev/urandom >"$VM/s1.src"
   fact src_sha "$(sha256sum <"$VM/s1.src" | cut -d' ' -f1)"
-  # writer and reader are separate processes; the reader starts with a cold page cache
-  sh -c "dd if=$VM/s1.src of=$m/data.bin bs=1M conv=fsync 2>/dev/null"
+  # pod A writes, pod B reads (separate processes; the reader starts with a cold page cache)
+  sh -c "dd if=$VM/s1.src of=$pa/data.bin bs=1M conv=fsync 2>/dev/null"
   fact write_rc $?
   sync
   echo 3 >/proc/sys/vm/drop_caches
-  fact read_sha "$(sh -c "sha256sum <$m/data.bin" | cut -d' ' -f1)"
+  fact read_sha "$(sh -c "sha256sum <$pb/data.bin" | cut -d' ' -f1)"
   fact server_sha "$(sha256sum <"$VM/export/data.bin" | cut -d' ' -f1)"
   local js
   js=$(proxy_status_json "$d/state/proxies/proxy-$P.sock")
   say "proxy status: $js"
   fact proxy_bytes_to_server "$(json_num "$js" bytes_to_server)"
   fact proxy_status "$js"
-  # the same server mounted again through a second proxy: the kernel's trunking detection puts
-  # the second mount on the first mount's client (its port= shows which proxy carries it)
-  if ensure_port fs-12345678-ap2 /stage/s1b; then
-    local p2=$P
-    mount_nfs "$MOUNT_OPTS_SOFT" "$p2" "$m-b"
-    fact same_server_second_proxy_port "$p2"
-    fact same_server_second_mount_port "$(awk -v m="$m-b" '$5 == m' /proc/self/mountinfo | sed -n 's/.*[ ,]port=\([0-9]*\),.*/\1/p')"
-    umount "$m-b"
-    ask "release fs-12345678-ap2 /stage/s1b"
-  fi
-  umount "$m"
-  fact umount_rc $?
-  ask "release fs-12345678 /stage/s1"
+  ask "unpublish $vol $pa"
+  fact unpublish_a "$A"
+  ask "unpublish $vol $pb"
+  fact unpublish_b "$A"
+  ask "unstage $vol $st"
   fact release "$A"
-  fact mounts_after "$(mounted_at "$m")"
+  fact mounts_after "$(awk -v p="$VM/mnt/s1/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
   fact port_mounts_after "$(grep -c "port=$P,.*addr=127.0.0.1" /proc/self/mountinfo)"
-  status
-  fact status_after "$(echo -n "$STATUS" | wc -l)"
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  fact files_left "$(ls "$d/state/proxies" | paste -sd,)"
   sleep 0.5
-  fact proxy_pid_alive_after "$([ -d /proc/$pid ] && echo yes || echo no)"
-  host_close
+  fact proxy_pid_alive_after "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
+  node_stop
+  cp "$d/node.log" "$OUT/s1-node.log" 2>/dev/null
   rm -f "$VM/export/data.bin" "$VM/s1.src"
 }
 
@@ -533,17 +603,22 @@ time.sleep(600)' $port "$d/squatter.ready" &
 # ---- 6. the upstream goes away: soft fails in bounded time, hard waits and recovers -----------
 scenario_6() {
   local d=$VM/s6 ms=$VM/mnt/s6soft mh=$VM/mnt/s6hard out rc t0
-  host_start "$d" --ports 20110-20119 || return 1
+  # one proxy serves the soft mount and then the hard one: no absent-mount grace in between
+  host_start "$d" --ports 20110-20119 --grace-ms 600000 || return 1
   ensure_port fs-66666666 /stage/s6 || { fact ensure "$A"; host_close; return 1; }
   local p=$P
   mount_nfs "$MOUNT_OPTS_SOFT" "$p" "$ms"
   fact soft_mount_rc $?
   echo before >"$ms/before" && sync
+  trace_start
+  trace_mark "s6 killing stunnel"
   kill -9 "$(cat "$VM/stunnel.bgpid")" # the mount target is gone
   sleep 0.5
   t0=$(now_ms)
+  trace_mark "s6 soft write begins"
   out=$(timeout 300 dd if=/dev/zero of="$ms/after" bs=4k count=1 conv=fsync 2>&1)
   rc=$?
+  trace_mark "s6 soft write ended $rc"
   fact soft_write_rc $rc
   fact soft_write_error "$(echo "$out" | grep -i error | head -1)"
   fact soft_time_to_error_ms $(($(now_ms) - t0))
@@ -551,7 +626,14 @@ scenario_6() {
   out=$(timeout 300 stat "$ms/before" 2>&1)
   fact soft_stat_rc $?
   fact soft_stat_ms $(($(now_ms) - t0))
-  timeout 60 umount -l "$ms"
+  trace_mark "s6 soft stat ended"
+  trace_stop s6-soft
+  # how often the kernel connected to the proxy while its upstream was gone (a reconnect storm
+  # when the proxy answers with RSTs)
+  fact soft_kernel_connects "$(grep -c 'rpc_socket_connect:' "$OUT/s6-soft.trace" 2>/dev/null || echo none)"
+  grep -A12 "mounted on $ms with" /proc/self/mountstats | grep xprt >>"$OUT/s6.log"
+  # -i: no umount.nfs4 helper, which talks to the (gone) server
+  timeout 60 umount -l -i "$ms"
   fact soft_mounts_after_lazy "$(mounted_at "$ms")"
   start_stunnel
   await_port $TLS_PORT 30

@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DuplexChannel;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -30,6 +31,9 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   private static final Logger log = LoggerFactory.getLogger(ClientSession.class);
   private static final AtomicLong INCARNATIONS = new AtomicLong();
   private static final long SCALE_UP_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(300);
+
+  /** How long a client connection being closed may take to close its end before it is cut. */
+  static final long CLOSE_GRACE_MILLIS = 5_000;
 
   /** Opens bound upstream connections; {@link UpstreamConnector} in production. */
   interface Connector {
@@ -60,6 +64,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   private boolean scaling;
   private long scaleUpNotBefore;
   private long bytes;
+  private boolean closing;
 
   /**
    * @param maxConnections upper bound on upstream connections (the server's limit applies too)
@@ -92,7 +97,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
         .addListener(f -> {
           if (!f.isSuccess()) {
             log.warn("incarnation {}: no upstream: {}", incarnation, f.cause().getMessage());
-            closeOnFlush(client);
+            closeClient();
             return;
           }
           UpstreamConnector.Upstream up = (UpstreamConnector.Upstream) f.getNow();
@@ -127,7 +132,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     RecordChunk chunk = (RecordChunk) msg;
-    if (upstreams.isEmpty()) {
+    if (closing || upstreams.isEmpty()) {
       chunk.release();
       return;
     }
@@ -146,6 +151,10 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) {
+    if (closing) {
+      client.read();
+      return;
+    }
     boolean blocked = false;
     for (UpstreamHandler u : upstreams) {
       if (u.dirty) {
@@ -187,6 +196,10 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
 
   /** A chunk from an upstream; false when it must wait because another upstream is mid-record. */
   boolean reply(UpstreamHandler from, RecordChunk chunk) {
+    if (closing) {
+      chunk.release();
+      return true;
+    }
     if (replyOwner != null && replyOwner != from) {
       return false;
     }
@@ -307,7 +320,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
       log.info(
           "incarnation {}: an upstream connection closed; closing the client connection",
           incarnation);
-      closeOnFlush(client);
+      closeClient();
     }
     upstreams.remove(h);
   }
@@ -334,6 +347,46 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
       metrics.lastError = "client: " + cause.getMessage();
     }
     closeOnFlush(ctx.channel());
+  }
+
+  /**
+   * Ends the kernel's connection with a FIN, never an RST. The kernel sends its call as soon as it
+   * is connected, before the upstream is ready, and closing a socket that holds unread bytes makes
+   * Linux answer with an RST. The kernel's RPC client takes ECONNRESET as "reconnect at once" and
+   * skips its timeout check for it (net/sunrpc/clnt.c, call_status): with the upstream gone it then
+   * reconnected to us hundreds of times a second, and a soft mount's call reached EIO only when a
+   * wake-up happened to carry another error (15 s to minutes instead of the major timeout). A FIN
+   * puts the transport into its reconnect backoff and lets the timeout be checked while it is
+   * disconnected. So: flush what is queued for the kernel, shut our output, read and drop what the
+   * kernel still sends until it closes its end (then the channel closes), and cut the connection if
+   * that takes longer than {@link #CLOSE_GRACE_MILLIS}.
+   */
+  void closeClient() {
+    if (closing) {
+      return;
+    }
+    closing = true;
+    if (!(client instanceof DuplexChannel duplex) || !client.isActive()) {
+      closeOnFlush(client);
+      return;
+    }
+    client
+        .writeAndFlush(Unpooled.EMPTY_BUFFER)
+        .addListener(f -> {
+          if (!f.isSuccess() || !client.isActive()) {
+            client.close();
+            return;
+          }
+          duplex
+              .shutdownOutput()
+              .addListener(s -> {
+                if (!s.isSuccess()) {
+                  client.close();
+                }
+              });
+        });
+    client.eventLoop().schedule(() -> client.close(), CLOSE_GRACE_MILLIS, TimeUnit.MILLISECONDS);
+    client.read();
   }
 
   static void closeOnFlush(Channel ch) {

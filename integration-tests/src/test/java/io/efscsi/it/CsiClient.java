@@ -1,0 +1,133 @@
+package io.efscsi.it;
+
+import io.efscsi.common.grpc.CsiChannels;
+import io.efscsi.common.grpc.Endpoint;
+import io.efscsi.csi.v1.IdentityGrpc;
+import io.efscsi.csi.v1.NodeGrpc;
+import io.efscsi.csi.v1.NodePublishVolumeRequest;
+import io.efscsi.csi.v1.NodeStageVolumeRequest;
+import io.efscsi.csi.v1.NodeUnpublishVolumeRequest;
+import io.efscsi.csi.v1.NodeUnstageVolumeRequest;
+import io.efscsi.csi.v1.ProbeRequest;
+import io.efscsi.csi.v1.VolumeCapability;
+import io.grpc.StatusRuntimeException;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A small CSI client for the kernel VM suite: it talks to the packaged node plugin over its unix
+ * socket as kubelet does, driven by line commands on stdin (one answer line each, "ok …" or "error
+ * CODE description"), so that one JVM start serves a whole scenario:
+ *
+ * <pre>
+ * probe
+ * stage &lt;volumeId&gt; &lt;stagingPath&gt; &lt;k=v,…|-&gt; [mountFlag …]
+ * publish &lt;volumeId&gt; &lt;stagingPath&gt; &lt;targetPath&gt;
+ * unpublish &lt;volumeId&gt; &lt;targetPath&gt;
+ * unstage &lt;volumeId&gt; &lt;stagingPath&gt;
+ * quit
+ * </pre>
+ */
+public final class CsiClient {
+
+  private CsiClient() {}
+
+  public static void main(String[] args) throws Exception {
+    PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    CsiChannels.Client client = CsiChannels.open(new Endpoint.Unix(Path.of(args[0])));
+    out.println("started");
+    String line;
+    while ((line = in.readLine()) != null) {
+      String[] w = line.trim().split("\\s+");
+      if (w[0].equals("quit")) {
+        out.println("ok");
+        break;
+      }
+      try {
+        out.println("ok " + call(client, w));
+      } catch (StatusRuntimeException e) {
+        out.println(
+            "error "
+                + e.getStatus().getCode()
+                + " "
+                + String.valueOf(e.getStatus().getDescription()).replace('\n', ' '));
+      } catch (RuntimeException e) {
+        out.println("error CLIENT " + e.toString().replace('\n', ' '));
+      }
+    }
+    System.exit(0); // the gRPC channel's threads would keep the JVM alive
+  }
+
+  private static String call(CsiChannels.Client client, String[] w) {
+    NodeGrpc.NodeBlockingStub node =
+        NodeGrpc.newBlockingStub(client.channel()).withDeadlineAfter(120, TimeUnit.SECONDS);
+    return switch (w[0]) {
+      case "probe" ->
+          Boolean.toString(
+              IdentityGrpc.newBlockingStub(client.channel())
+                  .withDeadlineAfter(10, TimeUnit.SECONDS)
+                  .probe(ProbeRequest.getDefaultInstance())
+                  .getReady()
+                  .getValue());
+      case "stage" -> {
+        Map<String, String> ctx = new LinkedHashMap<>();
+        if (!w[3].equals("-")) {
+          for (String kv : w[3].split(",")) {
+            ctx.put(kv.substring(0, kv.indexOf('=')), kv.substring(kv.indexOf('=') + 1));
+          }
+        }
+        node.nodeStageVolume(
+            NodeStageVolumeRequest.newBuilder()
+                .setVolumeId(w[1])
+                .setStagingTargetPath(w[2])
+                .setVolumeCapability(capability(Arrays.asList(w).subList(4, w.length)))
+                .putAllVolumeContext(ctx)
+                .build());
+        yield "staged";
+      }
+      case "publish" -> {
+        node.nodePublishVolume(
+            NodePublishVolumeRequest.newBuilder()
+                .setVolumeId(w[1])
+                .setStagingTargetPath(w[2])
+                .setTargetPath(w[3])
+                .setVolumeCapability(capability(List.of()))
+                .build());
+        yield "published";
+      }
+      case "unpublish" -> {
+        node.nodeUnpublishVolume(
+            NodeUnpublishVolumeRequest.newBuilder().setVolumeId(w[1]).setTargetPath(w[2]).build());
+        yield "unpublished";
+      }
+      case "unstage" -> {
+        node.nodeUnstageVolume(
+            NodeUnstageVolumeRequest.newBuilder()
+                .setVolumeId(w[1])
+                .setStagingTargetPath(w[2])
+                .build());
+        yield "unstaged";
+      }
+      default -> throw new IllegalArgumentException("unknown command " + w[0]);
+    };
+  }
+
+  private static VolumeCapability capability(List<String> flags) {
+    return VolumeCapability.newBuilder()
+        .setMount(VolumeCapability.MountVolume.newBuilder().addAllMountFlags(flags))
+        .setAccessMode(
+            VolumeCapability.AccessMode.newBuilder()
+                .setMode(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER))
+        .build();
+  }
+}
