@@ -4,8 +4,10 @@
 # Each scenario writes "key=value" facts to $OUT/<scenario>.facts and its trace to
 # $OUT/<scenario>.log; the test does the judging, this script only acts and observes.
 #
+# Scenarios 1, 3 and 7 drive the packaged node plugin (bin/efs-csi node) through io.efscsi.it.
+# CsiClient; 2, 4, 5 and 6 drive the plugin's ProxySupervisor in io.efscsi.it.SupervisorHost.
 # Environment (set by the run script KernelVm writes): OUT, SHARED (certificates), JAVA, CP (test
-# classes, for io.efscsi.it.SupervisorHost), DIST (the packaged distribution), SCENARIOS.
+# classes, for SupervisorHost and CsiClient), DIST (the packaged distribution), SCENARIOS.
 set -u
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export LC_ALL=C
@@ -94,6 +96,11 @@ accept = 127.0.0.1:$TLS_PORT_B
 connect = 127.0.0.1:$NFS_PORT_B
 cert = $SHARED/srv.crt
 key = $SHARED/srv.key
+[efs-b-second-target]
+accept = 127.0.0.2:$TLS_PORT
+connect = 127.0.0.1:$NFS_PORT_B
+cert = $SHARED/srv.crt
+key = $SHARED/srv.key
 EOF
   start_ganesha
   start_ganesha_b
@@ -154,8 +161,20 @@ node_start() {
     --proxy-port-range="$ports" --proxy-cgroup=none --mount-target-port=$TLS_PORT "$@" \
     >>"$N_DIR/node.log" 2>&1 &
   N_PID=$!
+  # until the socket accepts (a killed plugin leaves a stale one, which the new plugin replaces)
+  python3 - "$N_DIR/csi.sock" <<'PY' || say "the plugin's socket never accepted"
+import socket, sys, time
+end = time.time() + 180
+while time.time() < end:
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sys.argv[1])
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.2)
+sys.exit(1)
+PY
   local i
-  for i in $(seq 600); do [ -S "$N_DIR/csi.sock" ] && break; sleep 0.2; done
   jvm_start "$N_DIR/client" io.efscsi.it.CsiClient "$N_DIR/csi.sock" || return 1
   for i in $(seq 120); do
     ask probe
@@ -177,6 +196,28 @@ node_stop() { # SIGTERM, as the kubelet stops the container
 
 node_proxy_pids() { # the proxies the plugin's records name
   cat "$N_DIR"/state/proxies/*.json 2>/dev/null | sed -n 's/.*"pid": \([0-9]*\).*/\1/p'
+}
+
+# node_proxies: "port:pid:alive" for each proxy record of the plugin, sorted.
+node_proxies() {
+  local f port pid
+  for f in "$N_DIR"/state/proxies/*.json; do
+    [ -f "$f" ] || continue
+    port=$(sed -n 's/.*"port": \([0-9]*\).*/\1/p' "$f" | head -1)
+    pid=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$f" | head -1)
+    echo "$port:$pid:$([ -d "/proc/$pid" ] && echo alive || echo dead)"
+  done | sort | paste -sd' '
+}
+
+# node_metrics <host:port> <file>: the plugin's efs_csi_* Prometheus samples into file, and on
+# one line to stdout.
+node_metrics() {
+  curl -s --max-time 20 "http://$1/metrics" | grep '^efs_csi_' >"$2"
+  paste -sd' ' "$2"
+}
+
+metric() { # <file> <name>: the sample's value (the name with or without _total)
+  awk -v n="$2" '$1 == n || $1 == n "_total" { printf "%d", $2; exit }' "$1"
 }
 
 # ask <command>: one-line answer in $A.
@@ -459,51 +500,91 @@ scenario_2() {
   rm -f "$VM"/export/storm-* "$VM"/export/probe
 }
 
-# ---- 3. the supervisor JVM killed with kill -9 during I/O; a new one adopts ------------------
+# ---- 3. the node plugin killed with kill -9 during I/O; a new plugin adopts every proxy ---------
+# Two volumes on two file servers (the second mount target is 127.0.0.2, stunnel's way to ganesha
+# B), so two proxies, each with its own kernel client; I/O on both pods' targets throughout.
 scenario_3() {
-  local d=$VM/s3 m1=$VM/mnt/s3a m2=$VM/mnt/s3b
-  host_start "$d" --ports 20070-20079 || return 1
-  ensure_port fs-cccccccc /stage/s3a || { fact ensure "$A"; host_close; return 1; }
-  local p1=$P
-  UPSTREAM=$TLS_PORT_B ensure_port fs-dddddddd /stage/s3b || { fact ensure "$A"; host_close; return 1; }
-  local p2=$P
-  mount_nfs "$MOUNT_OPTS_SOFT" "$p1" "$m1" && mount_nfs "$MOUNT_OPTS_SOFT" "$p2" "$m2"
-  fact mount_rc $?
-  status
+  local d=$VM/s3 vol=fs-12345678 sa=$VM/mnt/s3/staging-a sb=$VM/mnt/s3/staging-b
+  local ta=$VM/mnt/s3/pod-a tb=$VM/mnt/s3/pod-b http=127.0.0.1:18073
+  node_start "$d" 20070-20079 --http-endpoint=$http || return 1
+  ask "stage $vol $sa mounttargetip=127.0.0.1 cafile=$SHARED/srv.crt"
+  fact stage_a "$A"
+  ask "stage $vol $sb mounttargetip=127.0.0.2 cafile=$SHARED/srv.crt"
+  fact stage_b "$A"
+  ask "publish $vol $sa $ta"
+  fact publish_a "$A"
+  ask "publish $vol $sb $tb"
+  fact publish_b "$A"
   local before
-  before=$(echo -n "$STATUS" | awk '{ print $2 ":" $3 ":" $4 }' | sort | paste -sd' ')
+  before=$(node_proxies)
   fact proxies_before "$before"
-  io_loop "$m1" 8 "$d/a.io" "$d/stop" &
+  fact records_before "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  fact ports_distinct "$(awk -v a="$sa" -v b="$sb" '$5 == a || $5 == b' /proc/self/mountinfo \
+    | grep -o 'port=[0-9]*,' | sort -u | wc -l)"
+  fact metrics_before "$(node_metrics $http "$d/metrics-before")"
+  io_loop "$ta" 8 "$d/a.io" "$d/stop" &
   local l1=$!
-  io_loop "$m2" 8 "$d/b.io" "$d/stop" &
+  io_loop "$tb" 8 "$d/b.io" "$d/stop" &
   local l2=$!
   sleep 3
-  local t_kill
+  local t_kill old=$N_PID
   t_kill=$(now_ms)
-  kill -9 "$H_PID"
-  wait "$H_PID" 2>/dev/null
-  exec {H_IN}>&- {H_OUT}<&-
-  say "supervisor host killed with SIGKILL"
-  sleep 5 # no supervisor at all for a while, I/O goes on
-  host_start "$d" --ports 20070-20079 || { touch "$d/stop"; wait $l1 $l2; return 1; }
+  kill -9 "$N_PID"
+  wait "$N_PID" 2>/dev/null
+  say "node plugin $old killed with SIGKILL"
+  host_close # the CSI client of the dead plugin
+  fact plugin_alive_after_kill "$([ -d /proc/$old ] && echo yes || echo no)"
+  sleep 5 # no plugin at all for a while, I/O goes on
+  fact proxies_without_plugin "$(node_proxies)"
   local t_new
   t_new=$(now_ms)
-  status
-  fact proxies_after "$(echo -n "$STATUS" | awk '{ print $2 ":" $3 ":" $4 }' | sort | paste -sd' ')"
-  ask stats
-  fact stats "$A"
+  node_start "$d" 20070-20079 --http-endpoint=$http || { touch "$d/stop"; wait $l1 $l2; return 1; }
+  fact new_plugin_ready_ms $(($(now_ms) - t_new))
+  fact plugin_pid_changed "$([ "$N_PID" != "$old" ] && echo yes || echo no)"
+  fact proxies_after "$(node_proxies)"
+  local m=$d/metrics-after
+  fact metrics_after "$(node_metrics $http "$m")"
+  fact adopted "$(metric "$m" efs_csi_proxy_adopted)"
+  fact restarts "$(metric "$m" efs_csi_proxy_restarts)"
+  fact launches "$(metric "$m" efs_csi_proxy_launches)"
+  fact adopted_log "$(grep -c 'adopted proxy for port' "$d/node.log")"
+  local ts t_adopted
+  ts=$(grep 'adopted proxy for port' "$d/node.log" | tail -1 | cut -d' ' -f1)
+  t_adopted=$t_new
+  [ -n "$ts" ] && t_adopted=$(date -d "$ts" +%s%3N)
+  fact adopted_after_start_ms $((t_adopted - t_new))
   sleep 3
   touch "$d/stop"
   wait $l1 $l2
   fact io_ok "$(cat "$d/a.io" "$d/b.io" | grep -c ' ok')"
+  fact io_ok_a "$(grep -c ' ok' "$d/a.io")"
+  fact io_ok_b "$(grep -c ' ok' "$d/b.io")"
   fact io_err "$(cat "$d/a.io" "$d/b.io" | grep -c ' err')"
   fact io_err_first "$(cat "$d/a.io" "$d/b.io" | grep ' err' | head -1)"
-  fact io_ok_without_supervisor "$(cat "$d/a.io" "$d/b.io" | awk -v a="$t_kill" -v b="$t_new" '$1 > a && $1 < b && $2 == "ok"' | wc -l)"
-  timeout 60 umount "$m1"
-  timeout 60 umount "$m2"
-  ask "release fs-cccccccc /stage/s3a"
-  ask "release fs-dddddddd /stage/s3b"
-  host_close
+  fact io_ok_without_plugin "$(cat "$d/a.io" "$d/b.io" | awk -v a="$t_kill" -v b="$t_new" '$1 > a && $1 < b && $2 == "ok"' | wc -l)"
+  fact without_plugin_ms $((t_new - t_kill))
+  fact io_ok_until_adopted "$(cat "$d/a.io" "$d/b.io" | awk -v a="$t_kill" -v b="$t_adopted" '$1 > a && $1 < b && $2 == "ok"' | wc -l)"
+  fact until_adopted_ms $((t_adopted - t_kill))
+  m=$d/metrics-end
+  node_metrics $http "$m" >/dev/null
+  fact restarts_end "$(metric "$m" efs_csi_proxy_restarts)"
+  ask "unpublish $vol $ta"
+  fact unpublish_a "$A"
+  ask "unpublish $vol $tb"
+  fact unpublish_b "$A"
+  ask "unstage $vol $sa"
+  fact unstage_a "$A"
+  ask "unstage $vol $sb"
+  fact unstage_b "$A"
+  fact mounts_after "$(awk -v p="$VM/mnt/s3/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
+  fact loopback_mounts_after "$(grep -c 'addr=127.0.0.1' /proc/self/mountinfo)"
+  fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  sleep 0.5
+  local pid alive=0
+  for pid in $(echo "$before" | tr ' ' '\n' | cut -d: -f2); do [ -d /proc/$pid ] && alive=$((alive + 1)); done
+  fact proxies_alive_after "$alive"
+  node_stop
+  cp "$d/node.log" "$OUT/s3-node.log" 2>/dev/null
 }
 
 # ---- 4. an orphaned mount: lazily unmounted before its port is handed out again ---------------
@@ -669,36 +750,63 @@ scenario_6() {
   host_close
 }
 
-# ---- 7. an unmount returns only when the target is gone, also when the mount is busy ----------
-# What the node service's unmount does: umount; if that fails (busy), umount -l; then it checks
-# the mount table and succeeds only when the target is no longer in it.
+# ---- 7. NodeUnpublishVolume returns only when the target is gone, also when it is busy ---------
+# The plugin's unmount: umount; if that fails (busy), umount -l; it answers only once the target
+# is no longer in the mount table. A poller records when it last saw the target mounted.
 scenario_7() {
-  local d=$VM/s7 m=$VM/mnt/s7 out rc t0
-  host_start "$d" --ports 20100-20109 || return 1
-  ensure_port fs-77777777 /stage/s7 || { fact ensure "$A"; host_close; return 1; }
-  mount_nfs "$MOUNT_OPTS_SOFT" "$P" "$m"
-  fact mount_rc $?
-  (cd "$m" && exec sleep 600) &
+  local d=$VM/s7 vol=fs-12345678 st=$VM/mnt/s7/staging t=$VM/mnt/s7/pod out rc t0 t1
+  node_start "$d" 20100-20109 || return 1
+  ask "stage $vol $st mounttargetip=127.0.0.1 cafile=$SHARED/srv.crt"
+  fact stage "$A"
+  ask "publish $vol $st $t"
+  fact publish "$A"
+  fact mounts_published "$(mounted_at "$t")"
+  local pid
+  pid=$(node_proxy_pids | head -1)
+  echo held >"$t/held"
+  # a pod's process with its cwd in the target and a file open there
+  (cd "$t" && exec sleep 600 3<"$t/held") &
   local busy=$!
   sleep 0.5
   fact busy_cwd "$(readlink /proc/$busy/cwd)"
-  t0=$(now_ms)
-  out=$(umount "$m" 2>&1)
-  rc=$?
-  fact umount_rc $rc
+  fact busy_open_file "$(readlink /proc/$busy/fd/3)"
+  out=$(umount "$t" 2>&1)
+  fact umount_rc $?
   fact umount_message "$out"
-  fact mounts_after_umount "$(mounted_at "$m")"
-  out=$(umount -l "$m" 2>&1)
-  fact lazy_rc $?
-  fact mounts_after_lazy "$(mounted_at "$m")"
-  fact port_mounts_after_lazy "$(grep -c "port=$P,.*addr=127.0.0.1" /proc/self/mountinfo)"
-  fact unmount_ms $(($(now_ms) - t0))
+  fact mounts_after_umount "$(mounted_at "$t")"
+  rm -f "$d/poll.stop" "$d/last_seen"
+  (while [ ! -e "$d/poll.stop" ]; do
+    t_poll=$(now_ms) # taken before the look: a mount seen at t_poll was there at t_poll or later
+    [ "$(mounted_at "$t")" != 0 ] && echo "$t_poll" >"$d/last_seen"
+    sleep 0.05
+  done) &
+  local poller=$!
+  sleep 1
+  t0=$(now_ms)
+  ask "unpublish $vol $t"
+  t1=$(now_ms)
+  fact unpublish "$A"
+  fact mounts_at_return "$(mounted_at "$t")"
+  sleep 1
+  touch "$d/poll.stop"
+  wait $poller
+  local last
+  last=$(cat "$d/last_seen" 2>/dev/null || echo 0)
+  fact unpublish_ms $((t1 - t0))
+  fact last_seen_mounted_ms $((last - t0))
+  fact seen_mounted_after_return "$([ "$last" -ge "$t1" ] && echo yes || echo no)"
+  fact lazy_log "$(grep -c 'detaching it lazily' "$d/node.log")"
+  fact busy_alive_after_unpublish "$([ -d /proc/$busy ] && echo yes || echo no)"
   kill $busy
-  ask "release fs-77777777 /stage/s7"
-  fact release "$A"
-  status
-  fact status_lines "$(echo -n "$STATUS" | grep -c .)"
-  host_close
+  wait $busy 2>/dev/null
+  ask "unstage $vol $st"
+  fact unstage "$A"
+  fact mounts_after "$(awk -v p="$VM/mnt/s7/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
+  fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  sleep 0.5
+  fact proxy_alive_after "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
+  node_stop
+  cp "$d/node.log" "$OUT/s7-node.log" 2>/dev/null
 }
 
 # ---- dispatcher -------------------------------------------------------------------------------
