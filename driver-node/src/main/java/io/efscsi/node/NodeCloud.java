@@ -59,6 +59,8 @@ final class NodeCloud implements AutoCloseable {
               InstantSource.system());
       renewer = new CertificateRenewer(certificates, InstantSource.system());
       renewer.start();
+      ClientCertificates c = certificates;
+      Thread.ofVirtual().name("client-key").start(c::warmUp);
       metadata = m;
     }
   }

@@ -83,7 +83,7 @@ class KernelReliabilityIT {
                 S6_HARD_OUTAGE_S,
                 scenarios),
         StandardCharsets.UTF_8);
-    Duration timeout = Duration.ofSeconds(Long.getLong("efscsi.vm.timeout-seconds", 840));
+    Duration timeout = Duration.ofSeconds(Long.getLong("efscsi.vm.timeout-seconds", 1500));
     run = KernelVm.boot(base, script, out, timeout);
     System.out.printf(
         "kernel VM: %s, whole boot %d s (console %s)%n",

@@ -180,6 +180,18 @@ public final class ClientCertificates {
         now);
   }
 
+  /**
+   * Makes the process key now (an RSA key takes a second on a slow node, and much longer under
+   * emulation), so the first TLS NodeStage does not wait for it.
+   */
+  public void warmUp() {
+    try {
+      processKey();
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("RSA key generation is part of every JDK", e);
+    }
+  }
+
   private synchronized KeyPair processKey() throws GeneralSecurityException {
     if (processKey == null) {
       KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
