@@ -18,7 +18,6 @@ import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import java.net.InetSocketAddress;
-import javax.net.ssl.SSLParameters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -167,9 +166,6 @@ public final class UpstreamConnector implements ClientSession.Connector {
 
   private SslHandler sslHandler(Channel ch) {
     SslHandler h = tls.current().newHandler(ch.alloc(), config.serverName(), config.upstreamPort());
-    SSLParameters params = h.engine().getSSLParameters();
-    params.setEndpointIdentificationAlgorithm(config.verifyHostname() ? "HTTPS" : null);
-    h.engine().setSSLParameters(params);
     h.setHandshakeTimeoutMillis(10_000);
     return h;
   }
