@@ -35,6 +35,15 @@ public final class UpstreamConnector implements ClientSession.Connector {
   /** Low/high write watermarks per connection: the ceiling on bytes queued in the proxy. */
   static final WriteBufferWaterMark WATERMARK = new WriteBufferWaterMark(64 * 1024, 256 * 1024);
 
+  /** The TLS handshake failed (untrusted, wrong name, expired): trying again will not help. */
+  public static final class TlsFailedException extends java.io.IOException {
+    private static final long serialVersionUID = 1L;
+
+    TlsFailedException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
   /** A connected, bound (or knowingly unbound) upstream. */
   public record Upstream(Channel channel, PartitionBinding.Reply bind) {}
 
@@ -193,7 +202,9 @@ public final class UpstreamConnector implements ClientSession.Connector {
             + rootMessage(cause);
     log.error(message);
     ch.close();
-    fail(done, message, cause);
+    metrics.upstreamFailures.increment();
+    metrics.lastError = message;
+    done.tryFailure(new TlsFailedException(message, cause));
   }
 
   private void fail(Promise<Upstream> done, String message, Throwable cause) {
