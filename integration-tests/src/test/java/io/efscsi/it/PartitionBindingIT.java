@@ -184,25 +184,57 @@ class PartitionBindingIT {
     assertEquals(0, p.stop());
   }
 
-  /** Scale-up attempts the server answers RETRY or ERROR are dropped; the transfer goes on. */
+  /**
+   * Scale-up attempts the server answers RETRY, PREFERRED or READY on another partition are dropped
+   * and tried again (efs-utils' search) until one lands on the tunnel's partition. The server
+   * allows two connections, so the search makes one attempt at a time and the order is fixed.
+   */
   @Test
-  void scaleUpAttemptsAnsweredRetryOrErrorAreDroppedAndTheTransferGoesOn() throws Exception {
+  void scaleUpAttemptsAnsweredRetryAreTriedAgainUntilOneLandsOnThePartition() throws Exception {
     IntFunction<Answer> answers =
         i ->
             switch (i) {
-              case 0 -> Answer.ready("part-d", 3, 1 << 20);
+              case 0 -> Answer.ready("part-d", 2, 1 << 20);
               case 1 -> Answer.of(Kind.RETRY);
-              default -> Answer.of(Kind.ERROR);
+              case 2 -> Answer.of(Kind.PREFERRED);
+              case 3 -> Answer.ready("part-x", 2, 1 << 20);
+              default -> Answer.ready("part-d", 2, 1 << 20);
             };
     try (EfsTestServer s = server(answers, 32L << 20)) {
       NfsLab.Proxy p = proxy(s, Map.of());
       lab.readExact(p.port());
-      assertEquals(1, p.metric("scale_ups_total"));
+      assertEquals(1, p.metric("scale_ups_total"), p.logText());
+      assertEquals(4, p.metric("scale_up_attempts_total"), p.logText());
       Conn busiest = s.conns.stream().max(Comparator.comparingLong(Conn::nfsRecords)).orElseThrow();
       List<Conn> conns = s.ofIncarnation(busiest.incarnation);
-      assertEquals(3, conns.size(), s.conns.toString());
-      assertEquals(0, conns.get(1).nfsRecords(), "RETRY or ERROR: dropped after the bind");
-      assertEquals(0, conns.get(2).nfsRecords(), "RETRY or ERROR: dropped after the bind");
+      assertEquals(5, conns.size(), s.conns.toString());
+      for (int i = 1; i <= 3; i++) {
+        assertEquals(0, conns.get(i).nfsRecords(), "dropped after the bind: " + conns);
+      }
+      assertEquals("part-d", conns.get(4).partition);
+      assertTrue(conns.get(4).nfsRecords() > 10, "the fourth attempt carries records: " + conns);
+      assertTrue(conns.getFirst().nfsRecords() > 10, conns.toString());
+      assertEquals(0, p.stop());
+    }
+  }
+
+  /** RETRY_LATER or ERROR on a scale-up attempt ends the search; the transfer goes on. */
+  @ParameterizedTest
+  @EnumSource(
+      value = Kind.class,
+      names = {"RETRY_LATER", "ERROR"})
+  void retryLaterOrErrorOnAScaleUpAttemptEndsTheSearch(Kind kind) throws Exception {
+    IntFunction<Answer> answers =
+        i -> i == 1 ? Answer.of(kind) : Answer.ready("part-e", 2, 1 << 20);
+    try (EfsTestServer s = server(answers, 32L << 20)) {
+      NfsLab.Proxy p = proxy(s, Map.of());
+      lab.readExact(p.port());
+      assertEquals(1, p.metric("scale_ups_total"), p.logText());
+      assertEquals(1, p.metric("scale_up_attempts_total"), p.logText());
+      Conn busiest = s.conns.stream().max(Comparator.comparingLong(Conn::nfsRecords)).orElseThrow();
+      List<Conn> conns = s.ofIncarnation(busiest.incarnation);
+      assertEquals(2, conns.size(), "no attempt after " + kind + ": " + s.conns);
+      assertEquals(0, conns.get(1).nfsRecords(), conns.toString());
       assertEquals(0, p.stop());
     }
   }

@@ -20,6 +20,7 @@ public final class ProxyMetrics {
   final LongAdder tlsHandshakeFailures = new LongAdder();
   final LongAdder bindUnsupported = new LongAdder();
   final LongAdder scaleUps = new LongAdder();
+  final LongAdder scaleUpAttempts = new LongAdder();
   final LongAdder pausedNanos = new LongAdder();
   final LongAdder tlsReloads = new LongAdder();
   volatile String lastError = "";
@@ -40,6 +41,7 @@ public final class ProxyMetrics {
     m.put("tls_handshake_failures_total", tlsHandshakeFailures.sum());
     m.put("bind_unsupported_total", bindUnsupported.sum());
     m.put("scale_ups_total", scaleUps.sum());
+    m.put("scale_up_attempts_total", scaleUpAttempts.sum());
     m.put("backpressure_paused_seconds", pausedNanos.sum() / 1e9);
     m.put("tls_reloads_total", tlsReloads.sum());
     m.put("partition", partition);

@@ -11,6 +11,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.concurrent.ImmediateEventExecutor;
+import io.netty.util.concurrent.Promise;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -28,7 +29,14 @@ class ClientSessionTest {
 
   long now;
   final ProxyMetrics metrics = new ProxyMetrics();
-  final Deque<PartitionBinding.Reply> replies = new ArrayDeque<>();
+
+  /** What each connection attempt gets: a bind reply, a failure, or {@link #PENDING}. */
+  final Deque<Object> replies = new ArrayDeque<>();
+
+  /** An attempt that completes only when the test completes it (see {@link #pending}). */
+  static final Object PENDING = new Object();
+
+  final List<Promise<UpstreamConnector.Upstream>> pending = new ArrayList<>();
   final List<EmbeddedChannel> upstreams = new ArrayList<>();
 
   static byte[] partition(int fill) {
@@ -48,10 +56,19 @@ class ClientSessionTest {
   EmbeddedChannel client(int maxConnections, long threshold) {
     ClientSession.Connector connector =
         (loop, incarnation) -> {
+          Object next = replies.removeFirst();
+          if (next instanceof Throwable t) {
+            return ImmediateEventExecutor.INSTANCE.newFailedFuture(t);
+          }
+          if (next == PENDING) {
+            Promise<UpstreamConnector.Upstream> p = ImmediateEventExecutor.INSTANCE.newPromise();
+            pending.add(p);
+            return p;
+          }
           EmbeddedChannel up = new EmbeddedChannel();
           upstreams.add(up);
           return ImmediateEventExecutor.INSTANCE.newSucceededFuture(
-              new UpstreamConnector.Upstream(up, replies.removeFirst()));
+              new UpstreamConnector.Upstream(up, (PartitionBinding.Reply) next));
         };
     return new EmbeddedChannel(
         new RecordFramer("client"),
@@ -172,19 +189,116 @@ class ClientSessionTest {
     return n;
   }
 
+  static PartitionBinding.Reply retry(boolean later, PartitionBinding.ScaleUp scale) {
+    return new PartitionBinding.Reply.Retry(later, "try again", scale);
+  }
+
+  /** efs-utils: RETRY, PREFERRED and READY elsewhere are dropped and tried again. */
   @Test
-  void connectionsBoundToAnotherPartitionAreNotUsed() {
+  void retryPreferredAndOtherPartitionsAreDroppedAndTriedAgainUntilThePartitionIsFull() {
     replies.add(ready(1));
     replies.add(ready(2));
-    replies.add(new PartitionBinding.Reply.Retry(false, "try again", SCALE));
+    replies.add(retry(false, SCALE));
+    replies.add(new PartitionBinding.Reply.Bound(false, partition(1), SCALE));
+    replies.add(new java.io.IOException("connection refused"));
+    replies.add(ready(1));
+    replies.add(ready(1));
     EmbeddedChannel client = client(5);
     driveOverThreshold(client);
-    assertEquals(3, upstreams.size());
-    assertFalse(upstreams.get(1).isOpen(), "other partition: closed");
-    assertFalse(upstreams.get(2).isOpen(), "RETRY: closed");
+    assertTrue(replies.isEmpty(), "every answer was used");
+    assertEquals(6, upstreams.size());
+    assertEquals(6, metrics.scaleUpAttempts.sum(), "five tries and one failed connect");
+    assertEquals(1, metrics.scaleUps.sum());
+    for (int i = 1; i <= 3; i++) {
+      assertFalse(upstreams.get(i).isOpen(), "not READY on partition 1: closed");
+    }
+    List<EmbeddedChannel> used = List.of(upstreams.get(0), upstreams.get(4), upstreams.get(5));
+    assertTrue(used.stream().allMatch(EmbeddedChannel::isOpen));
+    for (int i = 0; i < 3; i++) {
+      client.writeInbound(Unpooled.wrappedBuffer(record(10, i)));
+    }
+    for (EmbeddedChannel u : used) {
+      assertEquals(14, drain(u).length, "one record each, round-robin over the three");
+    }
+  }
+
+  /** RETRY_LATER and ERROR end the search; the reply's scale-up config is adopted. */
+  @Test
+  void retryLaterOrErrorStopsTheSearchAndAdoptsTheServersConfig() {
+    PartitionBinding.ScaleUp one = new PartitionBinding.ScaleUp(1, 1000, 1, 1);
+    for (PartitionBinding.Reply stop :
+        List.of(retry(true, one), new PartitionBinding.Reply.Failed("no", one))) {
+      upstreams.clear();
+      replies.clear();
+      replies.add(ready(1));
+      replies.add(stop);
+      replies.add(ready(1));
+      EmbeddedChannel client = client(5);
+      driveOverThreshold(client);
+      assertEquals(2, upstreams.size(), "no attempt after " + stop);
+      assertFalse(upstreams.get(1).isOpen());
+      now += TimeUnit.SECONDS.toNanos(400);
+      driveOverThreshold(client);
+      assertEquals(2, upstreams.size(), "the server now allows one connection: " + stop);
+      byte[] r = record(10, 9);
+      client.writeInbound(Unpooled.wrappedBuffer(r));
+      assertArrayEquals(r, drain(upstreams.getFirst()));
+    }
+  }
+
+  @Test
+  void aServerThatKeepsSayingRetryGetsAtMost120AttemptsThenABackOff() {
+    replies.add(ready(1));
+    for (int i = 0; i < 120; i++) {
+      replies.add(retry(false, SCALE));
+    }
+    EmbeddedChannel client = client(5);
+    driveOverThreshold(client);
+    assertEquals(121, upstreams.size());
+    assertEquals(120, metrics.scaleUpAttempts.sum());
+    assertTrue(upstreams.stream().skip(1).noneMatch(EmbeddedChannel::isOpen));
+    driveOverThreshold(client);
+    assertEquals(121, upstreams.size(), "five minutes before the next search");
+    replies.add(ready(1));
+    replies.add(ready(1));
+    now += TimeUnit.SECONDS.toNanos(300);
+    driveOverThreshold(client); // the first metered second spans the 300 s: under the bar
+    driveOverThreshold(client);
+    assertEquals(123, upstreams.size(), "searched again after the back-off");
+    assertEquals(2, metrics.scaleUps.sum());
+  }
+
+  @Test
+  void aTlsFailureStopsTheSearch() {
+    replies.add(ready(1));
+    replies.add(
+        new UpstreamConnector.TlsFailedException("TLS handshake failed", new Exception("x")));
+    replies.add(ready(1));
+    replies.add(ready(1));
+    driveOverThreshold(client(5));
+    assertEquals(1, upstreams.size());
+    assertEquals(1, metrics.scaleUpAttempts.sum());
+    assertEquals(2, replies.size());
+  }
+
+  /** Attempts still running after 15 s are dropped when they complete. */
+  @Test
+  void theSearchEndsAfter15SecondsAndLateConnectionsAreDropped() {
+    replies.add(ready(1));
+    replies.add(PENDING);
+    replies.add(PENDING);
+    EmbeddedChannel client = client(5);
+    driveOverThreshold(client);
+    assertEquals(2, pending.size(), "two attempts for the two missing connections");
+    client.advanceTimeBy(15, TimeUnit.SECONDS);
+    client.runScheduledPendingTasks();
+    EmbeddedChannel late = new EmbeddedChannel();
+    pending.getFirst().setSuccess(new UpstreamConnector.Upstream(late, ready(1)));
+    assertFalse(late.isOpen(), "the search is over");
+    assertEquals(0, drain(upstreams.getFirst()).length);
     byte[] r = record(10, 9);
-    client.writeInbound(Unpooled.wrappedBuffer(r));
-    assertArrayEquals(r, drain(upstreams.getFirst()));
+    client.writeInbound(Unpooled.wrappedBuffer(r), Unpooled.wrappedBuffer(r));
+    assertEquals(2 * r.length, drain(upstreams.getFirst()).length, "still one connection");
   }
 
   @Test

@@ -10,10 +10,19 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509ExtendedTrustManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,24 +100,55 @@ public final class TlsContexts {
     return out;
   }
 
+  /** PKIX over the CA file's certificates (or the bundled ones), then the server name check. */
+  private ServerNameTrustManager trustManager() throws IOException {
+    List<X509Certificate> anchors = new ArrayList<>();
+    try (InputStream in =
+        config.caFile().isPresent()
+            ? Files.newInputStream(config.caFile().get())
+            : TlsContexts.class.getResourceAsStream(BUNDLED_CA)) {
+      if (in == null) {
+        throw new IOException("bundled CA " + BUNDLED_CA + " is missing from the classpath");
+      }
+      for (Certificate c : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
+        anchors.add((X509Certificate) c);
+      }
+    } catch (CertificateException e) {
+      throw new IOException("cannot read the CA certificates: " + e.getMessage(), e);
+    }
+    if (anchors.isEmpty()) {
+      throw new IOException(
+          "no CA certificate in " + config.caFile().map(Path::toString).orElse(BUNDLED_CA));
+    }
+    try {
+      KeyStore store = KeyStore.getInstance(KeyStore.getDefaultType());
+      store.load(null, null);
+      for (int i = 0; i < anchors.size(); i++) {
+        store.setCertificateEntry("ca" + i, anchors.get(i));
+      }
+      TrustManagerFactory tmf =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(store);
+      for (TrustManager tm : tmf.getTrustManagers()) {
+        if (tm instanceof X509ExtendedTrustManager x) {
+          return new ServerNameTrustManager(
+              x, config.verifyHostname() ? config.serverName() : null);
+        }
+      }
+      throw new IOException("no X.509 trust manager in " + tmf.getProvider());
+    } catch (GeneralSecurityException e) {
+      throw new IOException("cannot set up the CA certificates: " + e.getMessage(), e);
+    }
+  }
+
   private SslContext build() throws IOException {
     SslContextBuilder b =
         SslContextBuilder.forClient()
             .sslProvider(OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK)
             .protocols("TLSv1.3", "TLSv1.2")
-            .endpointIdentificationAlgorithm(config.verifyHostname() ? "HTTPS" : null);
-    if (config.caFile().isPresent()) {
-      try (InputStream in = Files.newInputStream(config.caFile().get())) {
-        b.trustManager(in);
-      }
-    } else {
-      try (InputStream in = TlsContexts.class.getResourceAsStream(BUNDLED_CA)) {
-        if (in == null) {
-          throw new IOException("bundled CA " + BUNDLED_CA + " is missing from the classpath");
-        }
-        b.trustManager(in);
-      }
-    }
+            // the name is checked by ServerNameTrustManager, not by the JDK (see there why)
+            .endpointIdentificationAlgorithm(null)
+            .trustManager(trustManager());
     if (config.certFile().isPresent()) {
       try (InputStream cert = Files.newInputStream(config.certFile().get());
           InputStream key = Files.newInputStream(config.keyFile().orElseThrow())) {
