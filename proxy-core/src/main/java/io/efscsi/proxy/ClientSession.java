@@ -69,6 +69,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   private long scaleUpNotBefore;
   private long bytes;
   private boolean closing;
+  private UpstreamOutage outage = UpstreamOutage.none();
 
   /**
    * @param maxConnections upper bound on upstream connections (the server's limit applies too)
@@ -76,6 +77,16 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
    */
   ClientSession(Connector connector, ProxyMetrics metrics, int maxConnections, long threshold) {
     this(connector, metrics, maxConnections, threshold, System::nanoTime);
+  }
+
+  ClientSession(
+      Connector connector,
+      ProxyMetrics metrics,
+      int maxConnections,
+      long threshold,
+      UpstreamOutage outage) {
+    this(connector, metrics, maxConnections, threshold, System::nanoTime);
+    this.outage = outage;
   }
 
   ClientSession(
@@ -96,14 +107,22 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     client = ctx.channel();
     metrics.clientConnections.increment();
     metrics.activeClients.incrementAndGet();
+    if (!outage.mayAttempt()) {
+      metrics.clientsRefused.increment();
+      closeClient();
+      ctx.fireChannelActive();
+      return;
+    }
     connector
         .connect(client.eventLoop(), incarnation)
         .addListener(f -> {
           if (!f.isSuccess()) {
-            log.warn("incarnation {}: no upstream: {}", incarnation, f.cause().getMessage());
+            log.debug("incarnation {}: no upstream: {}", incarnation, f.cause().getMessage());
+            outage.failed(f.cause().getMessage());
             closeClient();
             return;
           }
+          outage.succeeded();
           UpstreamConnector.Upstream up = (UpstreamConnector.Upstream) f.getNow();
           if (!client.isActive()) {
             up.channel().close();

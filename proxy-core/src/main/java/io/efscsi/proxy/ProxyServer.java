@@ -81,6 +81,7 @@ public final class ProxyServer implements AutoCloseable {
         .putLong(id.getMostSignificantBits())
         .putLong(id.getLeastSignificantBits());
     UpstreamConnector connector = new UpstreamConnector(config, tls, metrics, identifier);
+    UpstreamOutage outage = UpstreamOutage.standard();
     ServerBootstrap b =
         new ServerBootstrap()
             .group(group)
@@ -103,7 +104,8 @@ public final class ProxyServer implements AutoCloseable {
                                 connector,
                                 metrics,
                                 config.maxConnections(),
-                                config.scaleUpThreshold()));
+                                config.scaleUpThreshold(),
+                                outage));
                   }
                 });
     Channel listener;

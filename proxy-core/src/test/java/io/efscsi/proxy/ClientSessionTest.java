@@ -75,6 +75,49 @@ class ClientSessionTest {
         new ClientSession(connector, metrics, maxConnections, threshold, () -> now));
   }
 
+  /** A client whose session shares {@code outage} (as every session of one proxy does). */
+  EmbeddedChannel gated(UpstreamOutage outage) {
+    ClientSession.Connector connector =
+        (loop, incarnation) -> {
+          Object next = replies.removeFirst();
+          if (next instanceof Throwable t) {
+            return ImmediateEventExecutor.INSTANCE.newFailedFuture(t);
+          }
+          EmbeddedChannel up = new EmbeddedChannel();
+          upstreams.add(up);
+          return ImmediateEventExecutor.INSTANCE.newSucceededFuture(
+              new UpstreamConnector.Upstream(up, (PartitionBinding.Reply) next));
+        };
+    return new EmbeddedChannel(
+        new RecordFramer("client"), new ClientSession(connector, metrics, 1, 0, outage));
+  }
+
+  @Test
+  void whileTheUpstreamIsDownKernelConnectionsAreClosedAtOnceAndOnePerSecondTriesIt() {
+    UpstreamOutage outage = new UpstreamOutage(() -> now, 1000, 30_000);
+    replies.add(new java.net.ConnectException("Connection refused"));
+    EmbeddedChannel first = gated(outage);
+    assertFalse(first.isActive(), "closed after the failed attempt");
+    assertTrue(outage.isDown());
+    for (int i = 0; i < 50; i++) {
+      now += TimeUnit.MILLISECONDS.toNanos(10);
+      EmbeddedChannel c = gated(outage); // no reply queued: an attempt would throw
+      assertFalse(c.isActive(), "closed at once, without an upstream attempt");
+    }
+    assertEquals(50, metrics.clientsRefused.sum());
+    now += TimeUnit.MILLISECONDS.toNanos(500);
+    replies.add(new java.net.ConnectException("Connection refused"));
+    assertFalse(gated(outage).isActive(), "a second later: one attempt, failed");
+    assertTrue(replies.isEmpty());
+    now += TimeUnit.SECONDS.toNanos(1);
+    replies.add(ready(1));
+    EmbeddedChannel back = gated(outage);
+    assertTrue(back.isActive(), "the next attempt finds the upstream back");
+    assertFalse(outage.isDown());
+    replies.add(ready(1));
+    assertTrue(gated(outage).isActive(), "and every connection tries it again at once");
+  }
+
   static byte[] record(int size, int seed) {
     byte[] r = new byte[size + 4];
     new Random(seed).nextBytes(r);
