@@ -69,7 +69,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   private long scaleUpNotBefore;
   private long bytes;
   private boolean closing;
-  private UpstreamOutage outage = UpstreamOutage.none();
+  private UpstreamOutage outage = UpstreamOutage.standard();
 
   /**
    * @param maxConnections upper bound on upstream connections (the server's limit applies too)
@@ -107,12 +107,6 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     client = ctx.channel();
     metrics.clientConnections.increment();
     metrics.activeClients.incrementAndGet();
-    if (!outage.mayAttempt()) {
-      metrics.clientsRefused.increment();
-      closeClient();
-      ctx.fireChannelActive();
-      return;
-    }
     connector
         .connect(client.eventLoop(), incarnation)
         .addListener(f -> {

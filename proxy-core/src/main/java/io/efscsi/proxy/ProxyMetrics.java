@@ -17,7 +17,6 @@ public final class ProxyMetrics {
   final LongAdder upstreamConnections = new LongAdder();
   final AtomicLong activeUpstreams = new AtomicLong();
   final LongAdder upstreamFailures = new LongAdder();
-  final LongAdder clientsRefused = new LongAdder();
   final LongAdder tlsHandshakeFailures = new LongAdder();
   final LongAdder bindUnsupported = new LongAdder();
   final LongAdder scaleUps = new LongAdder();
@@ -39,7 +38,6 @@ public final class ProxyMetrics {
     m.put("upstream_connections_total", upstreamConnections.sum());
     m.put("upstream_connections", activeUpstreams.get());
     m.put("upstream_failures_total", upstreamFailures.sum());
-    m.put("clients_closed_upstream_down_total", clientsRefused.sum());
     m.put("tls_handshake_failures_total", tlsHandshakeFailures.sum());
     m.put("bind_unsupported_total", bindUnsupported.sum());
     m.put("scale_ups_total", scaleUps.sum());
