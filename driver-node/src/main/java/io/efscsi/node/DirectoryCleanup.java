@@ -76,12 +76,7 @@ public final class DirectoryCleanup implements AutoCloseable {
       String region, String fileSystemId, String mountTargetIp, String accessPointId, String path) {
     if (!path.startsWith("/")
         || path.equals("/")
-        || path.contains("/../")
-        || path.endsWith("/..")
-        || path.contains("//")
-        || path.contains("/./")
-        || path.endsWith("/.")
-        || path.endsWith("/")
+        || !Path.of(path).normalize().toString().equals(path)
         || !accessPointId.matches("fsap-[0-9a-f]+")) {
       throw DriverException.invalidArgument(
           "refusing to remove '%s' of access point '%s': not a clean path below /",

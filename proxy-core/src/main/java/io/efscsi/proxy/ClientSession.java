@@ -9,7 +9,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.socket.DuplexChannel;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -31,10 +30,6 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   private static final Logger log = LoggerFactory.getLogger(ClientSession.class);
   private static final AtomicLong INCARNATIONS = new AtomicLong();
   private static final long SCALE_UP_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(300);
-  // efs-utils' connection search during scale-up (connections.rs)
-  private static final int SEARCH_CONCURRENCY = 3;
-  private static final int SEARCH_MAX_ATTEMPTS = 120;
-  private static final long SEARCH_TIMEOUT_SECONDS = 15;
 
   /** How long a client connection being closed may take to close its end before it is cut. */
   static final long CLOSE_GRACE_MILLIS = 5_000;
@@ -298,120 +293,44 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     metrics.scaleUps.increment();
     log.info(
         "incarnation {}: throughput over the threshold; adding {} connections", incarnation, extra);
-    new ScaleUpSearch().start(extra);
+    new ScaleUpSearch(this, connector, metrics).start();
   }
 
-  /**
-   * One scale-up, as efs-utils searches: up to 3 connection attempts at a time, each a new
-   * connection with the same identifier and incarnation. READY on this partition: the connection
-   * joins the round-robin at once. RETRY, PREFERRED, READY on another partition, or a connection
-   * that failed (but not a TLS failure): dropped and tried again. RETRY_LATER, ERROR, a server that
-   * no longer knows the bind RPC, or a TLS failure: the search stops, the scale-up config of the
-   * reply is adopted. At most 120 attempts and 15 s; when nothing was added, no new search for 5
-   * minutes. (efs-proxy would move the whole incarnation to another partition that filled up first;
-   * this proxy stays on the partition it has.)
-   */
-  private final class ScaleUpSearch {
-    private int inFlight;
-    private int attempts;
-    private boolean over;
-    private ScheduledFuture<?> deadline;
+  // ---- what a ScaleUpSearch sees of its session
 
-    void start(int extra) {
-      deadline =
-          client
-              .eventLoop()
-              .schedule(
-                  () -> finish("no more connections within 15 s"),
-                  SEARCH_TIMEOUT_SECONDS,
-                  TimeUnit.SECONDS);
-      launch();
-    }
+  Channel client() {
+    return client;
+  }
 
-    private int target() {
-      return Math.min(maxConnections, scaleUp.maxConnections());
-    }
+  long incarnation() {
+    return incarnation;
+  }
 
-    /** Keeps up to 3 attempts running while connections are missing. */
-    private void launch() {
-      while (!over && inFlight < Math.min(SEARCH_CONCURRENCY, target() - upstreams.size())) {
-        if (attempts >= SEARCH_MAX_ATTEMPTS) {
-          if (inFlight == 0) {
-            finish("gave up after " + attempts + " attempts");
-          }
-          return;
-        }
-        attempts++;
-        inFlight++;
-        metrics.scaleUpAttempts.increment();
-        connector.connect(client.eventLoop(), incarnation).addListener(this::attempted);
-      }
-      if (!over && inFlight == 0) {
-        finish(null);
-      }
-    }
+  byte[] partition() {
+    return partition;
+  }
 
-    private void attempted(io.netty.util.concurrent.Future<?> f) {
-      inFlight--;
-      if (!f.isSuccess()) {
-        if (!over && f.cause() instanceof UpstreamConnector.TlsFailedException) {
-          finish(f.cause().getMessage());
-        } else {
-          log.debug(
-              "incarnation {}: scale-up attempt failed: {}", incarnation, f.cause().getMessage());
-          launch();
-        }
-        return;
-      }
-      UpstreamConnector.Upstream up = (UpstreamConnector.Upstream) f.getNow();
-      if (over || !client.isActive()) {
-        up.channel().close();
-        return;
-      }
-      switch (up.bind()) {
-        case PartitionBinding.Reply.Bound b
-            when b.ready() && Arrays.equals(b.partitionId(), partition) -> {
-          scaleUp = b.scaleUp();
-          add(up.channel());
-          launch();
-        }
-        case PartitionBinding.Reply.Bound b -> {
-          log.debug(
-              "incarnation {}: scale-up attempt got {}; trying again", incarnation, describe(b));
-          up.channel().close();
-          launch();
-        }
-        case PartitionBinding.Reply.Retry r when !r.later() -> {
-          log.debug(
-              "incarnation {}: scale-up attempt got {}; trying again", incarnation, describe(r));
-          up.channel().close();
-          launch();
-        }
-        default -> {
-          up.channel().close();
-          scaleUp = up.bind().scaleUp();
-          finish("the server answered " + describe(up.bind()));
-        }
-      }
-    }
+  /** How many upstream connections the session may have: ours and the server's limit. */
+  int connectionLimit() {
+    return Math.min(maxConnections, scaleUp.maxConnections());
+  }
 
-    private void finish(String why) {
-      if (over) {
-        return;
-      }
-      over = true;
-      scaling = false;
-      deadline.cancel(false);
-      if (upstreams.size() == 1) {
-        scaleUpNotBefore = nanoTime.getAsLong() + SCALE_UP_BACKOFF_NANOS;
-      }
-      if (client.isActive()) {
-        log.info(
-            "incarnation {}: {} upstream connections{}",
-            incarnation,
-            upstreams.size(),
-            why == null ? "" : " (scale-up stopped: " + why + ")");
-      }
+  /** A scale-up connection on our partition joins the round-robin. */
+  void joined(Channel upstream, PartitionBinding.ScaleUp config) {
+    scaleUp = config;
+    add(upstream);
+  }
+
+  /** The server's answer ended the search; its scale-up settings apply from now on. */
+  void adopt(PartitionBinding.ScaleUp config) {
+    scaleUp = config;
+  }
+
+  /** The search is over; with nothing added, the next one waits. */
+  void searchFinished() {
+    scaling = false;
+    if (upstreams.size() == 1) {
+      scaleUpNotBefore = nanoTime.getAsLong() + SCALE_UP_BACKOFF_NANOS;
     }
   }
 
@@ -503,7 +422,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     }
   }
 
-  private static String describe(PartitionBinding.Reply r) {
+  static String describe(PartitionBinding.Reply r) {
     return switch (r) {
       case PartitionBinding.Reply.Bound b ->
           (b.ready() ? "READY" : "PREFERRED")
