@@ -47,6 +47,9 @@ class ProxyIT {
     assertTrue(
         p.metric("bind_unsupported_total") >= 1, "ganesha answers the bind with PROG_UNAVAIL");
     assertEquals(0, p.metric("tls_handshake_failures_total"));
+    assertTrue(
+        p.control("status").contains("\"direct_buffers\":\"malloc\""),
+        "lib/proxy/jvm.options lets Netty take read buffers from malloc, unzeroed");
     assertTrue(p.control("ping").startsWith("ok "), "NULL ping through TLS to ganesha");
     assertEquals(0, p.stop());
   }

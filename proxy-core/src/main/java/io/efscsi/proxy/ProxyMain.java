@@ -87,6 +87,11 @@ public final class ProxyMain {
         config.upstreamPort(),
         tls == null ? "off" : tls.provider(),
         config.bind());
+    if (!ProxyServer.unzeroedDirectBuffers()) {
+      log.warn(
+          "read buffers come from ByteBuffer.allocateDirect and are zeroed on every read (more CPU"
+              + " per byte): run the proxy with the options of lib/proxy/jvm.options");
+    }
     CountDownLatch stop = new CountDownLatch(1);
     Signals.onTermination(s -> stop.countDown());
     if (tls != null) {

@@ -5,7 +5,6 @@ import io.efscsi.proxy.control.ControlServer;
 import io.efscsi.proxy.rpc.RecordFramer;
 import io.efscsi.proxy.tls.TlsContexts;
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -31,11 +30,20 @@ public final class ProxyServer implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ProxyServer.class);
 
-  /** Reads of at most 4 × 64 KiB per wake-up: a bound on what one read can add to memory. */
-  static AdaptiveRecvByteBufAllocator recvAllocator() {
-    AdaptiveRecvByteBufAllocator a = new AdaptiveRecvByteBufAllocator(1024, 16 * 1024, 64 * 1024);
-    a.maxMessagesPerRead(4);
-    return a;
+  /** The most one read takes from a socket. */
+  static final int MAX_READ = 1024 * 1024;
+
+  /** Read buffers of one socket: {@link ReadAllocator}. */
+  static ReadAllocator recvAllocator() {
+    return ReadAllocator.standard(MAX_READ);
+  }
+
+  /**
+   * Whether Netty takes direct buffers from malloc without zeroing them, which needs {@code
+   * --add-opens=java.base/java.nio=ALL-UNNAMED -Dio.netty.tryReflectionSetAccessible=true}.
+   */
+  static boolean unzeroedDirectBuffers() {
+    return io.netty.util.internal.PlatformDependent.useDirectBufferNoCleaner();
   }
 
   /** The port could not be bound: the caller must not mount. */
@@ -157,6 +165,9 @@ public final class ProxyServer implements AutoCloseable {
     m.put("upstream", config.upstreamHost() + ":" + config.upstreamPort());
     m.put("tls", config.tls() ? tls.provider() : "off");
     m.put("bind", config.bind().name());
+    m.put("direct_buffers", unzeroedDirectBuffers() ? "malloc" : "allocateDirect");
+    m.put("direct_memory_bytes", io.netty.util.internal.PlatformDependent.usedDirectMemory());
+    m.put("direct_memory_limit_bytes", io.netty.util.internal.PlatformDependent.maxDirectMemory());
     m.put("uptime_seconds", (System.nanoTime() - startedNanos) / 1_000_000_000L);
     m.putAll(metrics.snapshot());
     return Json.object(m);
