@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The proxy against its peers, in one run on the same file and server (nfs-ganesha on loopback):
 direct NFS, the stunnel client (TLS), our proxy with TLS and plain. Each reads a 256 MiB file with
-libnfs (nfs-cp) several times, byte-compared; prints medians and ratios, start-to-listening time,
+libnfs (nfs-cp), one path after the other in each of several rounds, byte-compared; prints medians and ratios, start-to-listening time,
 private memory idle and under load, PSS of 10 proxies, peak memory under a 4x larger backlog and CPU
 seconds per GiB. Usage: benchmarks/proxy.py [runs]  (after ./mvnw -DskipTests package)"""
 import os, statistics, sys, threading, time
@@ -10,13 +10,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nfslab import Lab, smaps, cpu_seconds  # noqa: E402
 
 
-def timed_reads(lab, port, runs, pid=None):
-    times, cpu = [], 0.0
+def interleaved_reads(lab, paths, runs):
+    """Reads through each path in turn, `runs` rounds, so that the machine's drift (it is shared)
+    falls on every path alike; per path the median time and CPU seconds per GiB of its process."""
+    times = {name: [] for name, _, _ in paths}
+    cpu = {name: 0.0 for name, _, _ in paths}
     for _ in range(runs):
-        c0 = cpu_seconds(pid) if pid else 0
-        times.append(lab.read(port))
-        cpu += (cpu_seconds(pid) - c0) if pid else 0
-    return statistics.median(times), cpu / (runs * lab.file_mib / 1024)
+        for name, port, pid in paths:
+            c0 = cpu_seconds(pid) if pid else 0
+            times[name].append(lab.read(port))
+            cpu[name] += (cpu_seconds(pid) - c0) if pid else 0
+    gib = runs * lab.file_mib / 1024
+    return {name: (statistics.median(times[name]), cpu[name] / gib) for name in times}
 
 
 def peak_private(pid, work):
@@ -56,9 +61,7 @@ def main():
     try:
         mib = lab.file_mib
         lab.read(lab.nfs_port)  # warm ganesha's page cache
-        direct, _ = timed_reads(lab, lab.nfs_port, runs)
         st, st_port = lab.stunnel_client()
-        stunnel, st_cpu = timed_reads(lab, st_port, runs, st.pid)
         starts = []
         for _ in range(5):
             p, port, dt = lab.proxy(tls=True)
@@ -72,11 +75,18 @@ def main():
         # (-XX:TrimNativeHeapInterval) hands them back to the system
         time.sleep(7)
         idle = smaps(tls_p.pid)
-        ours_tls, tls_cpu = timed_reads(lab, tls_port, runs, tls_p.pid)
-        loaded = smaps(tls_p.pid)
         under_load = peak_private(tls_p.pid, lambda: lab.read(tls_port))
         plain_p, plain_port, _ = lab.proxy(tls=False)
-        ours_plain, plain_cpu = timed_reads(lab, plain_port, runs, plain_p.pid)
+        lab.read(st_port)
+        lab.read(plain_port)
+        r = interleaved_reads(lab, [("direct", lab.nfs_port, None), ("stunnel", st_port, st.pid),
+                                    ("tls", tls_port, tls_p.pid), ("plain", plain_port, plain_p.pid)],
+                              runs)
+        direct, _ = r["direct"]
+        stunnel, st_cpu = r["stunnel"]
+        ours_tls, tls_cpu = r["tls"]
+        ours_plain, plain_cpu = r["plain"]
+        loaded = smaps(tls_p.pid)
         idle_private = idle["Private_Dirty"] / 1024
         peak1 = peak_private(tls_p.pid, lambda: parallel_reads(lab, tls_port, 2))
         peak4 = peak_private(tls_p.pid, lambda: parallel_reads(lab, tls_port, 8))
@@ -90,7 +100,8 @@ def main():
         def rate(t):
             return mib / t
 
-        print(f"256 MiB reads with nfs-cp, median of {runs}, same file and server, in one run")
+        print(f"256 MiB reads with nfs-cp, median of {runs} rounds (each path once per round), same file "
+              "and server, in one run")
         print(f"{'path':<26}{'MiB/s':>8}{'ratio':>9}{'CPU s/GiB':>11}")
         print(f"{'direct (no tunnel)':<26}{rate(direct):>8.0f}{'':>9}")
         print(f"{'stunnel client (TLS)':<26}{rate(stunnel):>8.0f}{'1.00x':>9}{st_cpu:>11.2f}")
