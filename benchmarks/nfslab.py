@@ -1,7 +1,7 @@
 """A real NFS stack on loopback for benchmarks: nfs-ganesha, an stunnel TLS server in front of it
 (the EFS side), the stunnel client the Go driver used before efs-proxy, and our proxy. Needs the
 Debian packages nfs-ganesha nfs-ganesha-vfs stunnel4 libnfs-utils (scripts/test installs them)."""
-import os, shutil, signal, socket, subprocess, tempfile, time
+import fcntl, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER = os.path.join(ROOT, "dist", "target", "efs-csi", "bin", "efs-csi")
@@ -116,6 +116,14 @@ sslVersion = TLSv1.2
         wait_port(port, p)
         return p, port, time.monotonic() - t0
 
+    def relay(self, upstream_port, mode="copy", size=262144, rate=0):
+        """A minimal relay (this file's relay()) in its own process in front of upstream_port."""
+        port = free_port()
+        p = self.spawn([sys.executable, os.path.abspath(__file__), "--relay", str(port),
+                        str(upstream_port), mode, str(size), str(rate)])
+        wait_port(port, p)
+        return p, port
+
     def read(self, port, name="big.bin"):
         # nfs-cp's copy goes to memory (tmpfs) when it can: a copy on disk makes the page cache's
         # writeback part of the measurement, and a random part of it
@@ -168,6 +176,20 @@ def smaps(pid):
     return out
 
 
+def interleaved_reads(lab, paths, runs):
+    """Reads through each path in turn, `runs` rounds, so that the machine's drift (it is shared)
+    falls on every path alike; per path the median time and CPU seconds per GiB of its process."""
+    times = {name: [] for name, _, _ in paths}
+    cpu = {name: 0.0 for name, _, _ in paths}
+    for _ in range(runs):
+        for name, port, pid in paths:
+            c0 = cpu_seconds(pid) if pid else 0
+            times[name].append(lab.read(port))
+            cpu[name] += (cpu_seconds(pid) - c0) if pid else 0
+    gib = runs * lab.file_mib / 1024
+    return {name: (statistics.median(times[name]), cpu[name] / gib) for name in times}
+
+
 def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -183,3 +205,75 @@ def test_classpath():
                     "-Dmdep.includeScope=test"], cwd=ROOT, check=True)
     with open(out) as f:
         return os.path.join(ROOT, "integration-tests", "target", "test-classes") + ":" + f.read().strip()
+
+
+F_SETPIPE_SZ = 1031
+
+
+class Bucket:
+    """A rate limit shared by every pump of a relay: a slow upstream (0 = none)."""
+
+    def __init__(self, rate):
+        self.rate = rate
+        self.lock = threading.Lock()
+        self.next = time.monotonic()
+
+    def take(self, n):
+        if not self.rate:
+            return
+        with self.lock:
+            now = time.monotonic()
+            self.next = max(self.next, now) + n / self.rate
+            wait = self.next - now
+        if wait > 0:
+            time.sleep(wait)
+
+
+def pump(a, b, mode, size, bucket):
+    try:
+        if mode == "splice":
+            r, w = os.pipe()
+            fcntl.fcntl(w, F_SETPIPE_SZ, size)
+            while True:
+                n = os.splice(a.fileno(), w, size, flags=os.SPLICE_F_MOVE)
+                if n == 0:
+                    break
+                while n:  # no SPLICE_F_MORE: it corks the socket and stalls request/reply traffic
+                    n -= os.splice(r, b.fileno(), n, flags=os.SPLICE_F_MOVE)
+        else:
+            buf = bytearray(size)
+            view = memoryview(buf)
+            while True:
+                n = a.recv_into(buf)
+                if n == 0:
+                    break
+                bucket.take(n)
+                b.sendall(view[:n])
+    except OSError:
+        pass
+    finally:
+        try:
+            b.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def relay(listen_port, upstream_port, mode, size, rate=0):
+    """A minimal relay: two blocking threads per connection, splice through a pipe or recv/send;
+    with a rate, recv/send only, at most that many bytes per second in all."""
+    bucket = Bucket(rate)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", listen_port))
+    s.listen(16)
+    while True:
+        c, _ = s.accept()
+        u = socket.create_connection(("127.0.0.1", upstream_port))
+        for x in (c, u):
+            x.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=pump, args=(c, u, mode, size, bucket), daemon=True).start()
+        threading.Thread(target=pump, args=(u, c, mode, size, bucket), daemon=True).start()
+
+
+if __name__ == "__main__" and len(sys.argv) > 1 and sys.argv[1] == "--relay":
+    relay(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), float(sys.argv[6]))

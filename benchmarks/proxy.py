@@ -1,27 +1,15 @@
 #!/usr/bin/env python3
 """The proxy against its peers, in one run on the same file and server (nfs-ganesha on loopback):
 direct NFS, the stunnel client (TLS), our proxy with TLS and plain. Each reads a 256 MiB file with
-libnfs (nfs-cp), one path after the other in each of several rounds, byte-compared; prints medians and ratios, start-to-listening time,
-private memory idle and under load, PSS of 10 proxies, peak memory under a 4x larger backlog and CPU
-seconds per GiB. Usage: benchmarks/proxy.py [runs]  (after ./mvnw -DskipTests package)"""
-import os, statistics, sys, threading, time
+libnfs (nfs-cp), one path after the other in each of several rounds, byte-compared; prints medians
+and ratios, start-to-listening time, private memory idle and under load, PSS of 10 proxies, peak
+memory under a 4x larger backlog and under write and read storms against a slow upstream, and CPU
+seconds per GiB.
+Usage: benchmarks/proxy.py [runs]  (after ./mvnw -DskipTests package)"""
+import os, socket, statistics, struct, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nfslab import Lab, smaps, cpu_seconds  # noqa: E402
-
-
-def interleaved_reads(lab, paths, runs):
-    """Reads through each path in turn, `runs` rounds, so that the machine's drift (it is shared)
-    falls on every path alike; per path the median time and CPU seconds per GiB of its process."""
-    times = {name: [] for name, _, _ in paths}
-    cpu = {name: 0.0 for name, _, _ in paths}
-    for _ in range(runs):
-        for name, port, pid in paths:
-            c0 = cpu_seconds(pid) if pid else 0
-            times[name].append(lab.read(port))
-            cpu[name] += (cpu_seconds(pid) - c0) if pid else 0
-    gib = runs * lab.file_mib / 1024
-    return {name: (statistics.median(times[name]), cpu[name] / gib) for name in times}
+from nfslab import Lab, interleaved_reads, smaps  # noqa: E402
 
 
 def peak_private(pid, work):
@@ -44,12 +32,67 @@ def peak_private(pid, work):
     return peak[0] / 1024
 
 
-def parallel_reads(lab, port, n):
-    threads = [threading.Thread(target=lab.read, args=(port,)) for _ in range(n)]
+def parallel_reads(lab, port, n, name="big.bin"):
+    threads = [threading.Thread(target=lab.read, args=(port, name)) for _ in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+
+
+def rpc_call(xid, size):
+    """An NFS NULL call padded to size bytes, one record: as large as a 1 MiB WRITE, which libnfs
+    4.0 cannot send over NFSv4 (it fails to encode the COMPOUND); ganesha answers it."""
+    body = struct.pack(">IIIIIIIIII", xid, 0, 2, 100003, 4, 0, 0, 0, 0, 0)
+    body += bytes(size - len(body))
+    return struct.pack(">I", 0x80000000 | len(body)) + body
+
+
+def call_storm(port, clients, calls, size=1 << 20):
+    """clients connections each send calls records of size bytes as fast as the socket takes them
+    and read the replies."""
+    def one():
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            def replies():
+                buf, got = b"", 0
+                while got < calls:
+                    d = s.recv(65536)
+                    if not d:
+                        raise RuntimeError(f"connection closed after {got} of {calls} replies")
+                    buf += d
+                    while len(buf) >= 4 and len(buf) >= 4 + (struct.unpack(">I", buf[:4])[0] & 0x7fffffff):
+                        buf = buf[4 + (struct.unpack(">I", buf[:4])[0] & 0x7fffffff):]
+                        got += 1
+            reader = threading.Thread(target=replies)
+            reader.start()
+            record = rpc_call(1, size)
+            for _ in range(calls):
+                s.sendall(record)
+            reader.join()
+    threads = [threading.Thread(target=one) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def storm(lab, rate, mib):
+    """Peak private memory of a TLS proxy whose upstream is slow (a relay limited to rate bytes
+    per second in front of the TLS server) while 2, then 8 clients at once send mib 1 MiB calls
+    each (a write storm: the kernel's backlog after an outage, or a burst of dirty pages), then
+    read mib MiB each: the proxy may hold what it has read, not what is still queued."""
+    with open(os.path.join(lab.export, "storm.bin"), "wb") as f:
+        f.write(os.urandom(mib << 20))
+    _, slow_port = lab.relay(lab.tls_port, rate=rate)
+    p, port, _ = lab.proxy(tls=True, upstream_port=slow_port)
+    time.sleep(8)
+    idle = smaps(p.pid)["Private_Dirty"] / 1024
+    peaks = {}
+    for n in (2, 8):
+        peaks[("write", n)] = peak_private(p.pid, lambda: call_storm(port, n, mib))
+    for n in (2, 8):
+        peaks[("read", n)] = peak_private(p.pid, lambda: parallel_reads(lab, port, n, "storm.bin"))
+    return idle, peaks
 
 
 def main():
@@ -90,6 +133,7 @@ def main():
         idle_private = idle["Private_Dirty"] / 1024
         peak1 = peak_private(tls_p.pid, lambda: parallel_reads(lab, tls_port, 2))
         peak4 = peak_private(tls_p.pid, lambda: parallel_reads(lab, tls_port, 8))
+        storm_idle, storm_peaks = storm(lab, 32 << 20, 32)
         fleet = [lab.proxy(tls=True) for _ in range(10)]
         for _, port, _ in fleet:
             lab.read(port)
@@ -115,6 +159,11 @@ def main():
               f"after the reads {loaded['Private_Dirty'] / 1024:.1f} MiB")
         print(f"backlog: peak private with 2 parallel reads {peak1:.1f} MiB, with 8 (4x) {peak4:.1f} MiB "
               f"(target <= idle + 16 = {idle_private + 16:.1f})")
+        print(f"storm against an upstream slowed to 32 MiB/s, 32 MiB per client, a fresh TLS proxy: idle "
+              f"{storm_idle:.1f} MiB; peak private with 2 clients sending 1 MiB calls "
+              f"{storm_peaks[('write', 2)]:.1f}, 8 (4x) {storm_peaks[('write', 8)]:.1f}; 2 clients reading "
+              f"{storm_peaks[('read', 2)]:.1f}, 8 (4x) {storm_peaks[('read', 8)]:.1f} MiB "
+              f"(target <= idle + 16 = {storm_idle + 16:.1f})")
         print(f"10 proxies after traffic: mean PSS {pss:.1f} MiB (target <= 32), mean Private_Dirty "
               f"{fleet_private:.1f} MiB")
         print(f"stunnel client RSS for reference: {smaps(st.pid)['Rss'] / 1024:.1f} MiB")

@@ -10,10 +10,11 @@ import java.util.function.LongSupplier;
 
 /**
  * Read buffers for every socket of the proxy: one read per wake-up, sized by what the last reads
- * got (Netty's adaptive sizing between 64 KiB and the maximum) and by what is left of the direct
- * memory cap. A read takes at most a quarter of what is left and never less than {@link #MIN_READ},
- * so many busy connections (nconnect, scale-up, a backlog on each) share the cap by reading less
- * instead of failing an allocation at it.
+ * got (Netty's adaptive sizing between 64 KiB and the maximum) and by the direct memory in use: a
+ * read takes at most a quarter of what is left of half the cap, and never less than {@link
+ * #MIN_READ}. So many busy connections (nconnect, scale-up, a backlog on each) share the memory by
+ * reading less instead of failing an allocation at the cap, and the other half stays for what TLS
+ * allocates (records being encrypted or decrypted).
  *
  * <p>Large reads are the point: the kernel work of a loopback hop is mostly per call (waking the
  * reader, the TCP send path), so one read that takes everything that arrived while the last one was
@@ -53,7 +54,7 @@ final class ReadAllocator implements RecvByteBufAllocator {
     if (inUse < 0) {
       return guess;
     }
-    long quarterOfWhatIsLeft = (limit - inUse) / 4;
+    long quarterOfWhatIsLeft = (limit / 2 - inUse) / 4;
     return (int) Math.max(MIN_READ, Math.min(guess, quarterOfWhatIsLeft));
   }
 

@@ -9,7 +9,7 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
-/** Read sizes: adaptive up to the maximum, and never more than a quarter of the budget left. */
+/** Read sizes: adaptive up to the maximum, and never more than a quarter of half the cap left. */
 class ReadAllocatorTest {
 
   private static final int MAX = 1024 * 1024;
@@ -59,17 +59,19 @@ class ReadAllocatorTest {
   }
 
   @Test
-  void aReadTakesAtMostAQuarterOfWhatIsLeftOfTheCap() {
+  void aReadTakesAtMostAQuarterOfWhatIsLeftOfHalfTheCap() {
     RecvByteBufAllocator.ExtendedHandle h = allocator.newHandle();
     for (int i = 0; i < 10; i++) {
       fullRead(h);
     }
-    used.set(LIMIT - 2 * 1024 * 1024);
+    used.set(LIMIT / 2 - 2 * 1024 * 1024);
     assertEquals(512 * 1024, fullRead(h));
-    used.set(LIMIT - 256 * 1024);
+    used.set(LIMIT / 2 - 256 * 1024);
     assertEquals(64 * 1024, fullRead(h));
-    used.set(LIMIT - 8 * 1024);
+    used.set(LIMIT / 2 - 8 * 1024);
     assertEquals(ReadAllocator.MIN_READ, fullRead(h), "never below the minimum");
+    used.set(LIMIT);
+    assertEquals(ReadAllocator.MIN_READ, fullRead(h), "over half the cap: the minimum");
     used.set(0);
     int size = 0;
     for (int i = 0; i < 10; i++) {
