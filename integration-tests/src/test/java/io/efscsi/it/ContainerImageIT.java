@@ -1,0 +1,253 @@
+package io.efscsi.it;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Dockerfile, built with a real Docker engine from the packaged distribution, and the image
+ * run: the launcher, the demo (driver, controller and EFS emulator in one), the host tools the node
+ * plugin calls, and the proxy with BoringSSL, epoll and its AOT cache made in the image. No image
+ * registry is reachable here, so the two base images (Debian bookworm, a JDK 25) are made on this
+ * machine by {@code container/base-images.sh} and passed as the Dockerfile's build arguments. Needs
+ * {@code DOCKER_HOST} (scripts/test starts an engine); without one the test fails.
+ */
+class ContainerImageIT {
+
+  static final String IMAGE = "efs-csi-test/efs-csi:it";
+  static final String DEBIAN = "efs-csi-test/debian:bookworm";
+  static final String JDK = "efs-csi-test/jdk:25";
+  static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+  static final Path WORK = Path.of("target/container-it").toAbsolutePath();
+
+  private final List<String> containers = new ArrayList<>();
+
+  record Result(int exit, String output) {}
+
+  static Result run(long timeoutSeconds, String... command) throws Exception {
+    Path out = Files.createTempFile(Files.createDirectories(WORK), "cmd", ".log");
+    Process p =
+        new ProcessBuilder(command)
+            .directory(ROOT.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(out.toFile())
+            .start();
+    if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new AssertionError(
+          String.join(" ", command) + " took over " + timeoutSeconds + " s:\n" + tail(out));
+    }
+    return new Result(p.exitValue(), Files.readString(out));
+  }
+
+  static String tail(Path log) throws IOException {
+    String s = Files.readString(log);
+    return s.length() > 4000 ? s.substring(s.length() - 4000) : s;
+  }
+
+  static String ok(long timeoutSeconds, String... command) throws Exception {
+    Result r = run(timeoutSeconds, command);
+    assertEquals(0, r.exit(), String.join(" ", command) + " failed:\n" + r.output());
+    return r.output();
+  }
+
+  @BeforeAll
+  static void buildImage() throws Exception {
+    Result engine = run(60, "docker", "info");
+    assertEquals(
+        0,
+        engine.exit(),
+        "no Docker engine at DOCKER_HOST="
+            + System.getenv("DOCKER_HOST")
+            + " (scripts/test starts one):\n"
+            + engine.output());
+    Path script = WORK.resolve("base-images.sh");
+    try (InputStream in = ContainerImageIT.class.getResourceAsStream("/container/base-images.sh")) {
+      Files.copy(in, script, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    }
+    ok(900, "bash", script.toString(), DEBIAN, JDK, WORK.resolve("base").toString());
+    assertTrue(
+        Files.isDirectory(ROOT.resolve("dist/target/efs-csi/lib")),
+        "no packaged distribution: run 'mvnw package' first");
+    ok(
+        900,
+        "docker",
+        "build",
+        "-t",
+        IMAGE,
+        "--build-arg",
+        "JDK_IMAGE=" + JDK,
+        "--build-arg",
+        "BASE_IMAGE=" + DEBIAN,
+        ROOT.toString());
+  }
+
+  @AfterAll
+  static void removeImage() throws Exception {
+    run(120, "docker", "image", "rm", "-f", IMAGE);
+  }
+
+  @org.junit.jupiter.api.AfterEach
+  void removeContainers() throws Exception {
+    for (String c : containers) {
+      run(60, "docker", "rm", "-f", c);
+    }
+  }
+
+  @Test
+  void theLauncherIsTheEntrypointAndTellsItsVersion() throws Exception {
+    String out = ok(120, "docker", "run", "--rm", IMAGE, "version");
+    assertTrue(out.contains("\"driverVersion\""), out);
+    assertTrue(out.contains("\"javaVersion\": \"25"), out);
+  }
+
+  @Test
+  void theDemoRunsTheDriverAndTheControllerAgainstTheEmulatorInTheImage() throws Exception {
+    String out = ok(300, "docker", "run", "--rm", IMAGE, "demo", "--quiet");
+    assertTrue(!out.contains("Exception"), out);
+  }
+
+  @Test
+  void theNodePluginsToolsAndBothAotCachesAreInTheImage() throws Exception {
+    ok(
+        120,
+        "docker",
+        "run",
+        "--rm",
+        "--entrypoint",
+        "sh",
+        IMAGE,
+        "-c",
+        "command -v mount.nfs4 && command -v umount && command -v realpath && command -v rm"
+            + " && test -s /opt/efs-csi/lib/efs-csi.aot"
+            + " && test -s /opt/efs-csi/lib/proxy/proxy.aot");
+  }
+
+  /** A proxy in the image, on the host's network: TLS from BoringSSL, buffers from malloc. */
+  @Test
+  void theProxyRunsInTheImageWithBoringSslAndRelaysRecords() throws Exception {
+    Path state = Files.createTempDirectory(Files.createDirectories(WORK), "proxy");
+    Files.setPosixFilePermissions(state, PosixFilePermissions.fromString("rwxrwxrwx"));
+    try (ServerSocket echo = new ServerSocket(0, 4, InetAddress.getLoopbackAddress())) {
+      Thread.ofVirtual().start(() -> echo(echo));
+      int tlsPort = NfsLab.freePort();
+      int plainPort = NfsLab.freePort();
+      Files.writeString(
+          state.resolve("tls.conf"),
+          "listen.port=%d\nupstream.host=127.0.0.1\nupstream.port=%d\ntls=true\n"
+                  .formatted(tlsPort, echo.getLocalPort())
+              + "tls.server-name=fs-12345678.efs.us-east-1.amazonaws.com\n"
+              + "control.socket=/state/tls.sock\n");
+      Files.writeString(
+          state.resolve("plain.conf"),
+          "listen.port=%d\nupstream.host=127.0.0.1\nupstream.port=%d\ntls=false\nbind.protocol=none\n"
+              .formatted(plainPort, echo.getLocalPort()));
+      for (String conf : List.of("tls", "plain")) {
+        String id =
+            ok(
+                    120,
+                    "docker",
+                    "run",
+                    "-d",
+                    "--network",
+                    "host",
+                    "-v",
+                    state + ":/state",
+                    IMAGE,
+                    "proxy",
+                    "--config",
+                    "/state/" + conf + ".conf")
+                .strip();
+        containers.add(id);
+      }
+      String status = control(state.resolve("tls.sock"), "status");
+      assertTrue(status.contains("\"tls\":\"BoringSSL"), status);
+      assertTrue(status.contains("\"direct_buffers\":\"malloc\""), status);
+
+      byte[] record = new byte[64 * 1024 + 4];
+      new Random(7).nextBytes(record);
+      int mark = 0x8000_0000 | (record.length - 4);
+      ByteBuffer.wrap(record).putInt(mark);
+      try (Socket s = connect(plainPort)) {
+        s.getOutputStream().write(record);
+        byte[] back = s.getInputStream().readNBytes(record.length);
+        assertArrayEquals(record, back, "the record came back whole through the proxy");
+      }
+    }
+  }
+
+  private static void echo(ServerSocket server) {
+    while (!server.isClosed()) {
+      try {
+        Socket s = server.accept();
+        Thread.ofVirtual()
+            .start(() -> {
+              try (s;
+                  InputStream in = s.getInputStream();
+                  OutputStream out = s.getOutputStream()) {
+                in.transferTo(out);
+              } catch (IOException e) {
+                // the peer went away
+              }
+            });
+      } catch (IOException e) {
+        return;
+      }
+    }
+  }
+
+  private static Socket connect(int port) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      try {
+        return new Socket(InetAddress.getLoopbackAddress(), port);
+      } catch (IOException e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(100);
+      }
+    }
+  }
+
+  private static String control(Path socket, String command) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!Files.exists(socket)) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("no control socket " + socket);
+      }
+      Thread.sleep(100);
+    }
+    try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+      ch.write(ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.UTF_8)));
+      ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
+      while (buf.position() == 0 || buf.get(buf.position() - 1) != '\n') {
+        if (ch.read(buf) < 0) {
+          break;
+        }
+      }
+      return new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8);
+    }
+  }
+}
