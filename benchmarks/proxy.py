@@ -3,13 +3,13 @@
 direct NFS, the stunnel client (TLS), our proxy with TLS and plain. Each reads a 256 MiB file with
 libnfs (nfs-cp), one path after the other in each of several rounds, byte-compared; prints medians
 and ratios, start-to-listening time, private memory idle and under load, PSS of 10 proxies, peak
-memory under a 4x larger backlog and under write and read storms against a slow upstream, and CPU
-seconds per GiB.
+memory under a 4x larger backlog and under write and read storms against a slow upstream, CPU
+seconds per GiB, and the upload direction (1 MiB calls; libnfs 4.0 cannot write over NFSv4).
 Usage: benchmarks/proxy.py [runs]  (after ./mvnw -DskipTests package)"""
 import os, socket, statistics, struct, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nfslab import Lab, interleaved_reads, smaps  # noqa: E402
+from nfslab import Lab, cpu_seconds, interleaved_reads, smaps  # noqa: E402
 
 
 def peak_private(pid, work):
@@ -76,6 +76,24 @@ def call_storm(port, clients, calls, size=1 << 20):
         t.join()
 
 
+def interleaved_uploads(paths, runs, calls=256):
+    """The upload direction: one client sends calls 1 MiB calls through each path in turn, `runs`
+    rounds; per path the median MiB/s and CPU seconds per GiB of its process."""
+    times = {name: [] for name, _, _ in paths}
+    cpu = {name: 0.0 for name, _, _ in paths}
+    for _, port, _ in paths:
+        call_storm(port, 1, 16)
+    for _ in range(runs):
+        for name, port, pid in paths:
+            c0 = cpu_seconds(pid) if pid else 0
+            t0 = time.monotonic()
+            call_storm(port, 1, calls)
+            times[name].append(time.monotonic() - t0)
+            cpu[name] += (cpu_seconds(pid) - c0) if pid else 0
+    return {name: (calls / statistics.median(times[name]), cpu[name] / (runs * calls / 1024))
+            for name in times}
+
+
 def storm(lab, rate, mib):
     """Peak private memory of a TLS proxy whose upstream is slow (a relay limited to rate bytes
     per second in front of the TLS server) while 2, then 8 clients at once send mib 1 MiB calls
@@ -130,6 +148,8 @@ def main():
         ours_tls, tls_cpu = r["tls"]
         ours_plain, plain_cpu = r["plain"]
         loaded = smaps(tls_p.pid)
+        up = interleaved_uploads([("direct", lab.nfs_port, None), ("stunnel", st_port, st.pid),
+                                  ("tls", tls_port, tls_p.pid), ("plain", plain_port, plain_p.pid)], runs)
         idle_private = idle["Private_Dirty"] / 1024
         peak1 = peak_private(tls_p.pid, lambda: parallel_reads(lab, tls_port, 2))
         peak4 = peak_private(tls_p.pid, lambda: parallel_reads(lab, tls_port, 8))
@@ -153,6 +173,14 @@ def main():
               f"   target >= 1.0x stunnel, CPU <= stunnel")
         print(f"{'efs-csi proxy (plain)':<26}{rate(ours_plain):>8.0f}{direct / ours_plain:>8.2f}x{plain_cpu:>11.2f}"
               f"   ratio vs direct, target >= 0.9x")
+        print(f"upload direction, one client sending 256 calls of 1 MiB (NFS NULL padded, as WRITEs), median of "
+              f"{runs} rounds:")
+        print(f"{'direct (no tunnel)':<26}{up['direct'][0]:>8.0f}")
+        print(f"{'stunnel client (TLS)':<26}{up['stunnel'][0]:>8.0f}{'1.00x':>9}{up['stunnel'][1]:>11.2f}")
+        print(f"{'efs-csi proxy (TLS)':<26}{up['tls'][0]:>8.0f}{up['tls'][0] / up['stunnel'][0]:>8.2f}x"
+              f"{up['tls'][1]:>11.2f}")
+        print(f"{'efs-csi proxy (plain)':<26}{up['plain'][0]:>8.0f}{up['plain'][0] / up['direct'][0]:>8.2f}x"
+              f"{up['plain'][1]:>11.2f}   ratio vs direct")
         print(f"proxy start to listening, median of 5: {statistics.median(starts) * 1000:.0f} ms (target <= 1000)")
         print(f"proxy private memory (Private_Dirty, TLS): idle {idle_private:.1f} MiB 8 s after start "
               f"({idle_1s:.1f} after 1 s) (target <= 24); peak during a read {under_load:.1f} MiB (target <= 40), "
