@@ -1,5 +1,5 @@
 # The efs-csi-java image: the distribution on a Debian base with a trimmed JDK 25 runtime and the
-# tools the node plugin runs (mount.nfs4, umount, realpath, rm). One image for every role: the
+# tools the node plugin runs (mount, mount.nfs4, umount, realpath, rm, stat). One image for every role: the
 # chart's containers pass `controller` or `node` (or nothing, for all of it) as arguments.
 #
 #   ./mvnw -B -DskipTests package

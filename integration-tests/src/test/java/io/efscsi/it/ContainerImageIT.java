@@ -139,7 +139,7 @@ class ContainerImageIT {
         "sh",
         IMAGE,
         "-c",
-        "command -v mount.nfs4 && command -v umount && command -v realpath && command -v rm"
+        "for c in mount mount.nfs4 umount realpath rm stat sh; do command -v $c || exit 1; done"
             + " && test -s /opt/efs-csi/lib/efs-csi.aot"
             + " && test -s /opt/efs-csi/lib/proxy/proxy.aot");
   }
