@@ -176,18 +176,24 @@ def smaps(pid):
     return out
 
 
-def interleaved_reads(lab, paths, runs):
-    """Reads through each path in turn, `runs` rounds, so that the machine's drift (it is shared)
-    falls on every path alike; per path the median time and CPU seconds per GiB of its process."""
+def interleaved(paths, runs, work, mib):
+    """Runs work(port), which moves mib MiB and returns its seconds, through each path in turn,
+    `runs` rounds, so that the machine's drift (it is shared) falls on every path alike; per path
+    the median seconds and CPU seconds per GiB of its process (pid None: not counted)."""
     times = {name: [] for name, _, _ in paths}
     cpu = {name: 0.0 for name, _, _ in paths}
     for _ in range(runs):
         for name, port, pid in paths:
             c0 = cpu_seconds(pid) if pid else 0
-            times[name].append(lab.read(port))
+            times[name].append(work(port))
             cpu[name] += (cpu_seconds(pid) - c0) if pid else 0
-    gib = runs * lab.file_mib / 1024
+    gib = runs * mib / 1024
     return {name: (statistics.median(times[name]), cpu[name] / gib) for name in times}
+
+
+def interleaved_reads(lab, paths, runs):
+    """The big file read through each path in turn (interleaved())."""
+    return interleaved(paths, runs, lab.read, lab.file_mib)
 
 
 def cpu_seconds(pid):

@@ -9,7 +9,7 @@ Usage: benchmarks/proxy.py [runs]  (after ./mvnw -DskipTests package)"""
 import os, socket, statistics, struct, sys, threading, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nfslab import Lab, cpu_seconds, interleaved_reads, smaps  # noqa: E402
+from nfslab import Lab, interleaved, interleaved_reads, smaps  # noqa: E402
 
 
 def peak_private(pid, work):
@@ -79,19 +79,16 @@ def call_storm(port, clients, calls, size=1 << 20):
 def interleaved_uploads(paths, runs, calls=256):
     """The upload direction: one client sends calls 1 MiB calls through each path in turn, `runs`
     rounds; per path the median MiB/s and CPU seconds per GiB of its process."""
-    times = {name: [] for name, _, _ in paths}
-    cpu = {name: 0.0 for name, _, _ in paths}
     for _, port, _ in paths:
         call_storm(port, 1, 16)
-    for _ in range(runs):
-        for name, port, pid in paths:
-            c0 = cpu_seconds(pid) if pid else 0
-            t0 = time.monotonic()
-            call_storm(port, 1, calls)
-            times[name].append(time.monotonic() - t0)
-            cpu[name] += (cpu_seconds(pid) - c0) if pid else 0
-    return {name: (calls / statistics.median(times[name]), cpu[name] / (runs * calls / 1024))
-            for name in times}
+
+    def upload(port):
+        t0 = time.monotonic()
+        call_storm(port, 1, calls)
+        return time.monotonic() - t0
+
+    r = interleaved(paths, runs, upload, calls)
+    return {name: (calls / t, cpu) for name, (t, cpu) in r.items()}
 
 
 def storm(lab, rate, mib):

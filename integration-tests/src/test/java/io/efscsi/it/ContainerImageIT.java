@@ -10,10 +10,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
-import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -43,38 +40,24 @@ class ContainerImageIT {
 
   private final List<String> containers = new ArrayList<>();
 
-  record Result(int exit, String output) {}
-
-  static Result run(long timeoutSeconds, String... command) throws Exception {
-    Path out = Files.createTempFile(Files.createDirectories(WORK), "cmd", ".log");
-    Process p =
-        new ProcessBuilder(command)
-            .directory(ROOT.toFile())
-            .redirectErrorStream(true)
-            .redirectOutput(out.toFile())
-            .start();
-    if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
+  static NfsLab.Result run(long timeoutSeconds, String... command) throws Exception {
+    NfsLab.Result r = NfsLab.exec(timeoutSeconds, command);
+    if (r.exit() == -1) {
       throw new AssertionError(
-          String.join(" ", command) + " took over " + timeoutSeconds + " s:\n" + tail(out));
+          String.join(" ", command) + " took over " + timeoutSeconds + " s:\n" + r.output());
     }
-    return new Result(p.exitValue(), Files.readString(out));
-  }
-
-  static String tail(Path log) throws IOException {
-    String s = Files.readString(log);
-    return s.length() > 4000 ? s.substring(s.length() - 4000) : s;
+    return r;
   }
 
   static String ok(long timeoutSeconds, String... command) throws Exception {
-    Result r = run(timeoutSeconds, command);
+    NfsLab.Result r = run(timeoutSeconds, command);
     assertEquals(0, r.exit(), String.join(" ", command) + " failed:\n" + r.output());
     return r.output();
   }
 
   @BeforeAll
   static void buildImage() throws Exception {
-    Result engine = run(60, "docker", "info");
+    NfsLab.Result engine = run(60, "docker", "info");
     assertEquals(
         0,
         engine.exit(),
@@ -231,6 +214,7 @@ class ContainerImageIT {
     }
   }
 
+  /** The proxy's answer to a control command, once its control socket is there. */
   private static String control(Path socket, String command) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (!Files.exists(socket)) {
@@ -239,15 +223,6 @@ class ContainerImageIT {
       }
       Thread.sleep(100);
     }
-    try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
-      ch.write(ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.UTF_8)));
-      ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
-      while (buf.position() == 0 || buf.get(buf.position() - 1) != '\n') {
-        if (ch.read(buf) < 0) {
-          break;
-        }
-      }
-      return new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8);
-    }
+    return NfsLab.control(socket.toString(), command);
   }
 }

@@ -307,13 +307,23 @@ final class NfsLab implements AutoCloseable {
   }
 
   static Result exec(String... cmd) throws IOException, InterruptedException {
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!p.waitFor(120, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      return new Result(-1, out + "\n(timed out)");
+    return exec(120, cmd);
+  }
+
+  /** Runs cmd with stdout and stderr together; exit -1 when it took over timeoutSeconds. */
+  static Result exec(long timeoutSeconds, String... cmd) throws IOException, InterruptedException {
+    Path out = Files.createTempFile("efs-csi-it-exec", ".log");
+    try {
+      Process p =
+          new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+      if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        return new Result(-1, Files.readString(out) + "\n(timed out)");
+      }
+      return new Result(p.exitValue(), Files.readString(out));
+    } finally {
+      Files.deleteIfExists(out);
     }
-    return new Result(p.exitValue(), out);
   }
 
   /** Reads the big file through {@code port} with libnfs and checks every byte. */
@@ -401,6 +411,19 @@ final class NfsLab implements AutoCloseable {
     }
   }
 
+  /** One command on a proxy's control socket; its one-line answer. */
+  static String control(String socket, String command) throws IOException {
+    try (var ch = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      ch.connect(java.net.UnixDomainSocketAddress.of(socket));
+      ch.write(java.nio.ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.UTF_8)));
+      var in =
+          new java.io.BufferedReader(
+              new java.io.InputStreamReader(
+                  java.nio.channels.Channels.newInputStream(ch), StandardCharsets.UTF_8));
+      return in.readLine();
+    }
+  }
+
   /** A running proxy process. */
   record Proxy(Process process, int port, Path log, String controlSocket) {
 
@@ -429,15 +452,7 @@ final class NfsLab implements AutoCloseable {
 
     /** One command on the control socket. */
     String control(String command) throws IOException {
-      try (var ch = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
-        ch.connect(java.net.UnixDomainSocketAddress.of(controlSocket));
-        ch.write(java.nio.ByteBuffer.wrap((command + "\n").getBytes(StandardCharsets.UTF_8)));
-        var in =
-            new java.io.BufferedReader(
-                new java.io.InputStreamReader(
-                    java.nio.channels.Channels.newInputStream(ch), StandardCharsets.UTF_8));
-        return in.readLine();
-      }
+      return NfsLab.control(controlSocket, command);
     }
 
     long metric(String name) throws IOException {

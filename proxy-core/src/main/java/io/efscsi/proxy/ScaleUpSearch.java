@@ -96,28 +96,24 @@ final class ScaleUpSearch {
         session.joined(up.channel(), b.scaleUp());
         launch();
       }
-      case PartitionBinding.Reply.Bound b -> {
-        log.debug(
-            "incarnation {}: scale-up attempt got {}; trying again",
-            incarnation,
-            ClientSession.describe(b));
-        up.channel().close();
-        launch();
-      }
-      case PartitionBinding.Reply.Retry r when !r.later() -> {
-        log.debug(
-            "incarnation {}: scale-up attempt got {}; trying again",
-            incarnation,
-            ClientSession.describe(r));
-        up.channel().close();
-        launch();
-      }
+      case PartitionBinding.Reply.Bound b -> tryAgain(up);
+      case PartitionBinding.Reply.Retry r when !r.later() -> tryAgain(up);
       default -> {
         up.channel().close();
         session.adopt(up.bind().scaleUp());
         finish("the server answered " + ClientSession.describe(up.bind()));
       }
     }
+  }
+
+  /** A connection that cannot join (another partition, PREFERRED, RETRY): drop it, try another. */
+  private void tryAgain(UpstreamConnector.Upstream up) {
+    log.debug(
+        "incarnation {}: scale-up attempt got {}; trying again",
+        session.incarnation(),
+        ClientSession.describe(up.bind()));
+    up.channel().close();
+    launch();
   }
 
   private void finish(String why) {
