@@ -12,6 +12,7 @@ import io.efscsi.controller.cloud.Clouds;
 import io.efscsi.controller.provision.AccessPointProvisioner;
 import io.efscsi.controller.provision.FileSystemIds;
 import io.efscsi.controller.provision.Tags;
+import io.efscsi.csi.v1.CapacityRange;
 import io.efscsi.csi.v1.CreateVolumeRequest;
 import io.efscsi.csi.v1.CreateVolumeResponse;
 import io.efscsi.csi.v1.DeleteVolumeRequest;
@@ -399,6 +400,55 @@ class ControllerServiceTest {
     assertTrue(
         wrongRange.getStatus().getDescription().startsWith("Invalid existing access point"),
         wrongRange.getMessage());
+  }
+
+  /**
+   * CSI spec, CreateVolume: "Volume already exists but is incompatible: Indicates that a volume
+   * corresponding to the specified volume name already exists but is incompatible with the
+   * specified capacity_range, volume_capabilities, parameters, accessibility_requirements or
+   * volume_content_source. ALREADY_EXISTS" (csi-sanity asks with another capacity).
+   */
+  @Test
+  void sameNameWithOtherParametersOrCapacityIsAlreadyExists() {
+    CreateVolumeRequest first =
+        create("pvc-x", params("basePath", "/team", "gidRangeStart", "2000", "gidRangeEnd", "2100"))
+            .toBuilder()
+            .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(5L << 30))
+            .build();
+    String id = createVolume(first).getVolume().getVolumeId();
+    assertEquals(id, createVolume(first).getVolume().getVolumeId(), "the same request again");
+    Map<String, CreateVolumeRequest> conflicts =
+        Map.of(
+            "capacity",
+            first.toBuilder()
+                .setCapacityRange(CapacityRange.newBuilder().setRequiredBytes(10L << 30))
+                .build(),
+            "basePath",
+            first.toBuilder().putParameters("basePath", "/other").build(),
+            "gid range",
+            first.toBuilder()
+                .putParameters("gidRangeStart", "3000")
+                .putParameters("gidRangeEnd", "3100")
+                .build(),
+            "uid",
+            first.toBuilder().putParameters("uid", "1234").build(),
+            "gid",
+            first.toBuilder().putParameters("gid", "1234").build());
+    for (var c : conflicts.entrySet()) {
+      StatusRuntimeException e = createFails(c.getValue());
+      assertEquals(Status.Code.ALREADY_EXISTS, e.getStatus().getCode(), c.getKey() + ": " + e);
+      assertTrue(e.getStatus().getDescription().contains("fsap-"), e.getMessage());
+    }
+    assertEquals(1, emu.accessPointCount(fs), "no access point was made for a conflict");
+    assertTrue(
+        Set.copyOf((List<?>) ap(id).get("Tags"))
+            .contains(
+                Map.of(
+                    "Key",
+                    "efs.csi.aws.com/requested-capacity-bytes",
+                    "Value",
+                    Long.toString(5L << 30))),
+        "the capacity is recorded on the access point: " + ap(id).get("Tags"));
   }
 
   @Test

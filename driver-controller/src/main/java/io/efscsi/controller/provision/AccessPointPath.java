@@ -43,6 +43,25 @@ final class AccessPointPath {
     return path;
   }
 
+  /**
+   * Whether {@code rootPath} is what a request for {@code volumeName} proposes: the same path, or,
+   * with ensureUniqueDirectory, the same pattern with any UUID suffix (the Go driver drew its
+   * suffix at random, so an access point it made for the same name carries another one).
+   */
+  static boolean proposes(ProvisioningParameters p, String volumeName, String rootPath) {
+    if (rootPath.equals(of(p, volumeName))) {
+      return true;
+    }
+    if (p.subPathPattern().isEmpty() || !p.ensureUniqueDirectory()) {
+      return false;
+    }
+    String prefix = clean("/" + p.basePath() + "/" + expand(p.subPathPattern().get(), p)) + "-";
+    return rootPath.startsWith(prefix)
+        && rootPath
+            .substring(prefix.length())
+            .matches("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+  }
+
   private static String expand(String pattern, ProvisioningParameters p) {
     String s = pattern;
     s = replace(s, "${.PVC.name}", p.pvcName(), ProvisioningParameters.PVC_NAME, pattern);

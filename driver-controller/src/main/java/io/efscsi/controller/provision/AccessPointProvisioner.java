@@ -94,12 +94,10 @@ public final class AccessPointProvisioner {
     AccessPoint ap;
     if (existing.isPresent()) {
       ap = existing.get();
-      if (p.reuseAccessPoint()) {
-        checkReusable(ap, p);
-      }
+      checkExisting(ap, p, name, capacityBytes);
       log.debug("{}: access point {} already exists for token {}", name, ap.id(), token);
     } else {
-      ap = createAccessPoint(cloud, inventory, name, token, fsId, p);
+      ap = createAccessPoint(cloud, inventory, name, capacityBytes, token, fsId, p);
     }
     Optional<String> zone = p.enforceZoneAffinity() ? zone(cloud, fsId) : Optional.empty();
     return new Created(
@@ -113,6 +111,7 @@ public final class AccessPointProvisioner {
       Cloud cloud,
       FileSystemInventory inventory,
       String name,
+      long capacityBytes,
       String token,
       String fsId,
       ProvisioningParameters p) {
@@ -133,7 +132,8 @@ public final class AccessPointProvisioner {
     long uid = p.uid().orElse(r.gid);
     long gid = p.gid().orElse(r.gid);
     AccessPointRequest request =
-        new AccessPointRequest(token, fsId, uid, gid, path, p.directoryPerms(), tags(p));
+        new AccessPointRequest(
+            token, fsId, uid, gid, path, p.directoryPerms(), tags(p, capacityBytes));
     try {
       AccessPoint ap = cloud.createAccessPoint(request);
       inventory.created(r, ap);
@@ -150,9 +150,7 @@ public final class AccessPointProvisioner {
       Optional<AccessPoint> adopted = adoptable(cloud, e, token, fsId);
       if (adopted.isPresent()) {
         inventory.created(r, adopted.get());
-        if (p.reuseAccessPoint()) {
-          checkReusable(adopted.get(), p);
-        }
+        checkExisting(adopted.get(), p, name, capacityBytes);
         return adopted.get();
       }
       inventory.cancel(r);
@@ -177,12 +175,15 @@ public final class AccessPointProvisioner {
         .filter(a -> a.clientToken().equals(token) && a.fileSystemId().equals(fsId));
   }
 
-  private Map<String, String> tags(ProvisioningParameters p) {
+  private Map<String, String> tags(ProvisioningParameters p, long capacityBytes) {
     Map<String, String> tags = new LinkedHashMap<>();
     if (!p.enableTagging()) {
       return tags;
     }
     tags.put(Tags.CLUSTER_KEY, "true");
+    if (capacityBytes > 0) {
+      tags.put(Tags.CAPACITY_KEY, Long.toString(capacityBytes));
+    }
     tags.putAll(flagTags.values());
     p.pvName().ifPresent(v -> tags.put(Tags.PV_NAME_KEY, v));
     p.pvcName().ifPresent(v -> tags.put(Tags.PVC_NAME_KEY, v));
@@ -199,6 +200,38 @@ public final class AccessPointProvisioner {
       }
     }
     return tags;
+  }
+
+  /**
+   * An access point found for the request's client token must be the one this request would make
+   * (CSI: a CreateVolume with an existing name but other parameters or capacity is ALREADY_EXISTS,
+   * as the Go driver's validateExistingAccessPoint answers). With reuseAccessPoint the token is the
+   * PVC's, so only the parameters that make the access point usable are compared.
+   */
+  private static void checkExisting(
+      AccessPoint ap, ProvisioningParameters p, String name, long capacityBytes) {
+    checkReusable(ap, p);
+    if (p.reuseAccessPoint()) {
+      return;
+    }
+    String why = null;
+    String capacity = ap.tags().get(Tags.CAPACITY_KEY);
+    if (!AccessPointPath.proposes(p, name, ap.rootPath())) {
+      why = "its root " + ap.rootPath() + " is not " + AccessPointPath.of(p, name);
+    } else if (p.uid().isEmpty() && (ap.uid() < p.gidMin() || ap.uid() > p.gidMax())) {
+      why = "its uid " + ap.uid() + " is outside " + p.gidMin() + "-" + p.gidMax();
+    } else if (capacity != null && !capacity.equals(Long.toString(capacityBytes))) {
+      why =
+          "it was created for a capacity of "
+              + capacity
+              + " bytes, this request asks for "
+              + capacityBytes;
+    }
+    if (why != null) {
+      throw DriverException.alreadyExists(
+          "volume %s already exists with other parameters: access point %s: %s",
+          name, ap.id(), why);
+    }
   }
 
   private static void checkReusable(AccessPoint ap, ProvisioningParameters p) {

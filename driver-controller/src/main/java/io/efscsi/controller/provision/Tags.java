@@ -25,6 +25,12 @@ public record Tags(Map<String, String> values, List<String> skipped) {
    */
   public static final String BASE_PATH_KEY = "efs.csi.aws.com/base-path";
 
+  /**
+   * The capacity a CreateVolume asked for (ours, in bytes): a retry of the same name with another
+   * capacity is ALREADY_EXISTS, as the CSI spec asks, although EFS itself has no capacity.
+   */
+  public static final String CAPACITY_KEY = "efs.csi.aws.com/requested-capacity-bytes";
+
   /** What EFS accepts as a tag value. */
   public static boolean validValue(String v) {
     return v.length() <= 256 && v.matches("[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*");
