@@ -12,10 +12,15 @@ import io.efscsi.node.volume.MountPlan;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.grpc.Context;
+import io.grpc.Deadline;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -25,7 +30,16 @@ import java.util.function.Supplier;
  */
 final class NodeCloud implements AutoCloseable {
 
+  /** The longest a call waits for the metadata when its gRPC deadline allows more. */
+  static final Duration METADATA_WAIT = Duration.ofSeconds(60);
+
+  /** What a call's deadline keeps for the answer itself after waiting for the metadata. */
+  private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
+
   private final Map<String, String> env;
+  private final CountDownLatch known = new CountDownLatch(1);
+  private volatile NodeMetadataChain chain;
+  private volatile String lastFailure;
   private volatile NodeMetadata metadata;
   private volatile SdkCredentialsProviders credentials;
   private volatile CertificateRenewer renewer;
@@ -46,10 +60,23 @@ final class NodeCloud implements AutoCloseable {
     };
   }
 
-  /** Resolves the metadata (blocking, about a second at worst); throws when no source answers. */
-  void resolveMetadata() {
+  /**
+   * Resolves the metadata (blocking, about a second at worst); throws when no source answers, and
+   * remembers why for the calls that wait on it. One chain for the process, so that each source's
+   * failure is logged once, not at every retry.
+   */
+  synchronized void resolveMetadata() {
     if (metadata == null) {
-      NodeMetadata m = NodeMetadataChain.standard(env, kubernetes()).resolve();
+      if (chain == null) {
+        chain = NodeMetadataChain.standard(env, kubernetes());
+      }
+      NodeMetadata m;
+      try {
+        m = chain.resolve();
+      } catch (RuntimeException e) {
+        lastFailure = e.getMessage();
+        throw e;
+      }
       credentials = new SdkCredentialsProviders(m.region());
       certificates =
           new ClientCertificates(
@@ -62,6 +89,7 @@ final class NodeCloud implements AutoCloseable {
       ClientCertificates c = certificates;
       Thread.ofVirtual().name("client-key").start(c::warmUp);
       metadata = m;
+      known.countDown();
     }
   }
 
@@ -81,14 +109,23 @@ final class NodeCloud implements AutoCloseable {
         });
   }
 
-  /** The node metadata, resolved lazily: UNAVAILABLE until {@link #resolveMetadata} succeeded. */
+  /**
+   * The node metadata, resolved in the background. A call that comes before it is known (kubelet
+   * registers the driver the moment its socket appears) waits for it within the call's deadline, at
+   * most {@link #METADATA_WAIT}, then answers UNAVAILABLE with the reason it is still unknown.
+   */
   NodeMetadata metadata() {
     return new NodeMetadata() {
       private NodeMetadata get() {
         NodeMetadata m = metadata;
+        if (m == null && awaitMetadata(waitBudget(Context.current().getDeadline()))) {
+          m = metadata;
+        }
         if (m == null) {
+          String why = lastFailure;
           throw DriverException.unavailable(
-              "the node plugin is starting: its node metadata is not known yet");
+              "the node plugin is starting: its node metadata is not known yet%s",
+              why == null ? " (still resolving)" : ": " + why);
         }
         return m;
       }
@@ -113,6 +150,24 @@ final class NodeCloud implements AutoCloseable {
         return get().availabilityZoneId();
       }
     };
+  }
+
+  /** How long a call with {@code deadline} (null: none) may wait for the metadata. */
+  static Duration waitBudget(Deadline deadline) {
+    if (deadline == null) {
+      return METADATA_WAIT;
+    }
+    long left = deadline.timeRemaining(TimeUnit.MILLISECONDS) - ANSWER_MARGIN.toMillis();
+    return Duration.ofMillis(Math.max(0, Math.min(left, METADATA_WAIT.toMillis())));
+  }
+
+  private boolean awaitMetadata(Duration wait) {
+    try {
+      return known.await(wait.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   /** Certificates for TLS mounts, one directory per proxy key, renewed in the background. */

@@ -100,7 +100,8 @@ public final class NodePlugin implements Plugin {
                     : Optional.empty()),
             metadata,
             options.maxInflightMountCalls(),
-            options.volumeAttachLimit());
+            options.volumeAttachLimit(),
+            options.volMetricsOptIn());
   }
 
   /** The mount target port, when it is not the standard one (tests, NFS gateways). */

@@ -49,6 +49,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
   private final VolumeHealth health;
   private final NodeMetadata node;
   private final OptionalInt volumeAttachLimit;
+  private final boolean volumeStats;
   private final InFlight inFlight = new InFlight();
   private final Semaphore mountCalls;
   private final int mountCallLimit;
@@ -60,13 +61,15 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
       VolumeHealth health,
       NodeMetadata node,
       OptionalInt maxInflightMountCalls,
-      OptionalInt volumeAttachLimit) {
+      OptionalInt volumeAttachLimit,
+      boolean volumeStats) {
     this.planner = planner;
     this.staging = staging;
     this.publishing = publishing;
     this.health = health;
     this.node = node;
     this.volumeAttachLimit = volumeAttachLimit;
+    this.volumeStats = volumeStats;
     this.mountCallLimit = maxInflightMountCalls.orElse(Integer.MAX_VALUE);
     this.mountCalls = new Semaphore(mountCallLimit);
   }
@@ -132,7 +135,13 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
   public void nodeGetVolumeStats(
       NodeGetVolumeStatsRequest req, StreamObserver<NodeGetVolumeStatsResponse> out) {
     String volumeId = required("volume_id", req.getVolumeId());
-    Path volumePath = path("volume_path", req.getVolumePath());
+    Path volumePath = Path.of(required("volume_path", req.getVolumePath()));
+    if (!volumePath.isAbsolute() || !volumePath.normalize().equals(volumePath)) {
+      // CSI: "Volume does not exist ... NOT_FOUND"; a relative path names no mounted volume
+      throw DriverException.notFound(
+          "volume %s is not mounted at '%s': volume_path must be an absolute, normalised path",
+          volumeId, req.getVolumePath());
+    }
     VolumeHealth.Report r;
     try {
       r = health.report(volumeId, volumePath);
@@ -173,12 +182,17 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
   public void nodeGetCapabilities(
       NodeGetCapabilitiesRequest req, StreamObserver<NodeGetCapabilitiesResponse> out) {
     NodeGetCapabilitiesResponse.Builder b = NodeGetCapabilitiesResponse.newBuilder();
-    for (NodeServiceCapability.RPC.Type t :
-        List.of(
-            NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
-            NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
-            NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
-            NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER)) {
+    List<NodeServiceCapability.RPC.Type> types =
+        new java.util.ArrayList<>(
+            List.of(
+                NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+                NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER));
+    if (volumeStats) {
+      // as the Go driver: only with --vol-metrics-opt-in; the condition travels in the stats call
+      types.add(NodeServiceCapability.RPC.Type.GET_VOLUME_STATS);
+      types.add(NodeServiceCapability.RPC.Type.VOLUME_CONDITION);
+    }
+    for (NodeServiceCapability.RPC.Type t : types) {
       b.addCapabilities(
           NodeServiceCapability.newBuilder()
               .setRpc(NodeServiceCapability.RPC.newBuilder().setType(t)));

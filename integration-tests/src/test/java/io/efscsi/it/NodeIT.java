@@ -103,6 +103,7 @@ class NodeIT {
             "--proxy-port-range=" + ports,
             "--proxy-cgroup=none",
             "--mount-absent-grace=1h",
+            "--vol-metrics-opt-in",
             "--nfs-mount-command=" + script,
             "--mount-target-port=" + mountTargetPort);
     d.awaitSocket(Duration.ofSeconds(30));
@@ -196,9 +197,9 @@ class NodeIT {
     assertEquals(
         List.of(
             NodeServiceCapability.RPC.Type.STAGE_UNSTAGE_VOLUME,
+            NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER,
             NodeServiceCapability.RPC.Type.GET_VOLUME_STATS,
-            NodeServiceCapability.RPC.Type.VOLUME_CONDITION,
-            NodeServiceCapability.RPC.Type.SINGLE_NODE_MULTI_WRITER),
+            NodeServiceCapability.RPC.Type.VOLUME_CONDITION),
         n
             .nodeGetCapabilities(NodeGetCapabilitiesRequest.getDefaultInstance())
             .getCapabilitiesList()
@@ -422,5 +423,23 @@ class NodeIT {
     assertEquals(List.of(), mountsUnder(tmp));
     assertFalse(Files.exists(stateDir.resolve("proxies")) && !records().isEmpty());
     assertFalse(Files.exists(fakeLog), "no mount command was run");
+
+    // a mount the server refuses: INTERNAL with mount's reason, logged once at ERROR without a
+    // stack trace, and the proxy it started is released again
+    e =
+        assertThrows(
+            StatusRuntimeException.class,
+            () ->
+                n.nodeStageVolume(stage(VOLUME + ":/fake-mount-failure", staging, PLAIN_LOOPBACK)));
+    assertEquals(Status.Code.INTERNAL, e.getStatus().getCode());
+    String why = e.getStatus().getDescription();
+    assertTrue(why.contains("access denied by server"), why);
+    List<String> errors =
+        node.logText().lines().filter(l -> l.contains("access denied by server")).toList();
+    assertEquals(1, errors.size(), "the failed mount is logged once: " + errors);
+    assertTrue(errors.getFirst().contains(" ERROR "), errors.getFirst());
+    assertFalse(node.logText().contains("\tat io.efscsi."), "no stack trace:\n" + node.logText());
+    assertEquals(List.of(), mountsUnder(tmp));
+    assertTrue(records().isEmpty(), "the proxy of the failed stage is released: " + records());
   }
 }

@@ -1,5 +1,6 @@
 package io.efscsi.common.grpc;
 
+import io.efscsi.common.error.DriverException;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
 import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
 import io.grpc.Metadata;
@@ -87,7 +88,16 @@ public final class ErrorMappingInterceptor implements ServerInterceptor {
                 ? StatusMapper.toStatus(status.getCause())
                 : Status.INTERNAL.withDescription(status.getDescription());
       }
-      if (mapped.getCode() == Status.Code.INTERNAL && mapped.getCause() != null) {
+      if (mapped.getCode() == Status.Code.INTERNAL
+          && mapped.getCause() instanceof DriverException) {
+        // an expected failure (a mount that failed, with its reason): the call log says it once at
+        // ERROR; its stack trace only at DEBUG
+        log.debug(
+            "{} failed: {}",
+            getMethodDescriptor().getBareMethodName(),
+            mapped.getDescription(),
+            mapped.getCause());
+      } else if (mapped.getCode() == Status.Code.INTERNAL && mapped.getCause() != null) {
         log.error(
             "{} failed: {}",
             getMethodDescriptor().getBareMethodName(),
