@@ -1,0 +1,49 @@
+package io.efscsi.node.volume;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import com.code_intelligence.jazzer.api.FuzzedDataProvider;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.efscsi.common.error.DriverException;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Any volumeAttributes map (keys of the Go driver's, in any case, with any values, or others) and
+ * any mount options parse or are INVALID_ARGUMENT with a message.
+ */
+class VolumeContextFuzzTest {
+
+  static final String[] KEYS = {
+    "encryptInTransit", "encryptintransit", "mounttargetip", "mountTargetIp", "az",
+        "storage.kubernetes.io/csiProvisionerIdentity",
+    "crossaccount", "mounttargetipmap", "fsap", "path", "mountOptions", "x"
+  };
+
+  @FuzzTest(maxDuration = "20s")
+  void anyAttributesAndMountOptionsParseOrAreInvalidArgument(FuzzedDataProvider data) {
+    Map<String, String> attributes = new HashMap<>();
+    int n = data.consumeInt(0, 6);
+    for (int i = 0; i < n; i++) {
+      String key = data.consumeBoolean() ? data.pickValue(KEYS) : data.consumeString(24);
+      attributes.put(key, data.consumeString(64));
+    }
+    java.util.List<String> flags = new java.util.ArrayList<>();
+    int m = data.consumeInt(0, 6);
+    for (int i = 0; i < m; i++) {
+      flags.add(data.consumeString(48));
+    }
+    try {
+      VolumeContext.parse(attributes);
+    } catch (DriverException e) {
+      assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind(), e.getMessage());
+      FuzzChecks.clear(e);
+    }
+    try {
+      MountOptions.parse(flags);
+    } catch (DriverException e) {
+      assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind(), e.getMessage());
+      FuzzChecks.clear(e);
+    }
+  }
+}

@@ -1,0 +1,70 @@
+package io.efscsi.proxy.rpc;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.code_intelligence.jazzer.api.FuzzedDataProvider;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Any byte stream from a client, cut into reads of any size: the framer passes on exactly the bytes
+ * it was given, in records that start and end once each, or stops at a fragment over the limit with
+ * a {@link RecordFramer.FrameException}; every buffer is released either way.
+ */
+class RecordFramerFuzzTest {
+
+  @FuzzTest(maxDuration = "20s")
+  void anyStreamIsFramedExactlyOrRefused(FuzzedDataProvider data) {
+    EmbeddedChannel ch = new EmbeddedChannel(new RecordFramer("client"));
+    List<ByteBuf> given = new ArrayList<>();
+    ByteArrayOutputStream sent = new ByteArrayOutputStream();
+    boolean refused = false;
+    while (data.remainingBytes() > 0 && !refused) {
+      byte[] piece = data.consumeBytes(data.consumeInt(1, 4096));
+      if (piece.length == 0) {
+        break; // a socket read has bytes (an empty wrapped buffer is a shared one, never released)
+      }
+      ByteBuf b = Unpooled.wrappedBuffer(piece);
+      given.add(b);
+      sent.writeBytes(piece);
+      try {
+        ch.writeInbound(b);
+        ch.checkException();
+      } catch (RecordFramer.FrameException e) {
+        refused = true;
+      }
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    boolean inRecord = false;
+    RecordChunk c;
+    while ((c = ch.readInbound()) != null) {
+      assertTrue(c.start() != inRecord, "a record started inside another, or a chunk outside one");
+      inRecord = !c.end();
+      ByteBuf b = c.content();
+      byte[] bytes = new byte[b.readableBytes()];
+      b.readBytes(bytes);
+      c.release();
+      out.writeBytes(bytes);
+    }
+    byte[] all = sent.toByteArray();
+    byte[] passed = out.toByteArray();
+    if (refused) {
+      assertTrue(passed.length <= all.length);
+      assertArrayEquals(Arrays.copyOf(all, passed.length), passed, "a prefix, then the refusal");
+    } else {
+      assertArrayEquals(all, passed, "every byte passed on, in order");
+    }
+    ch.finishAndReleaseAll();
+    for (ByteBuf b : given) {
+      assertEquals(0, b.refCnt(), "a read buffer was not released");
+    }
+  }
+}
