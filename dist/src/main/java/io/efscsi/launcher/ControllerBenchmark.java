@@ -114,6 +114,8 @@ final class ControllerBenchmark {
         controller.destroy();
         controller.waitFor(20, TimeUnit.SECONDS);
       }
+    } finally {
+      Demo.deleteTree(tmp); // the build's training run uses this benchmark too
     }
     return 0;
   }

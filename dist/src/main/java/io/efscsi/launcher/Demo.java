@@ -177,7 +177,8 @@ final class Demo {
     return 0;
   }
 
-  private static void deleteTree(Path dir) {
+  /** Removes a temporary tree, best effort. */
+  static void deleteTree(Path dir) {
     if (dir == null) {
       return;
     }

@@ -29,6 +29,25 @@ class LauncherIT {
 
   @TempDir Path tmp;
 
+  /** Whether the default proxy cgroup parent was there before the test (a node may make it). */
+  private boolean cgroupParentBefore;
+
+  @org.junit.jupiter.api.BeforeEach
+  void noteCgroupParent() {
+    cgroupParentBefore = defaultCgroupParentExists();
+  }
+
+  @org.junit.jupiter.api.AfterEach
+  void removeCgroupParentMadeByTheTest() throws Exception {
+    if (!cgroupParentBefore && defaultCgroupParentExists()) {
+      HostCleanup.removeCgroupParent("efs-csi");
+    }
+  }
+
+  private static boolean defaultCgroupParentExists() {
+    return HostCleanup.CGROUP_ROOTS.stream().anyMatch(r -> Files.isDirectory(r.resolve("efs-csi")));
+  }
+
   private Path logFor(TestInfo info) {
     return Path.of("target/it-logs/" + info.getTestMethod().orElseThrow().getName() + ".log");
   }

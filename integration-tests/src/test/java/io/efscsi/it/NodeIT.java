@@ -61,9 +61,9 @@ class NodeIT {
   }
 
   @AfterAll
-  static void stopLab() {
+  static void stopLab() throws Exception {
     if (lab != null) {
-      lab.close();
+      lab.closeAndDelete();
     }
   }
 
@@ -80,6 +80,18 @@ class NodeIT {
   }
 
   PackagedDriver startPlugin(String name, String ports, int mountTargetPort) throws Exception {
+    return startPlugin(tmp, name, ports, mountTargetPort);
+  }
+
+  /**
+   * The packaged node plugin with its state in {@code tmp/state}, the stand-in NFS mount command
+   * logging to {@code tmp/nfs-mounts.log} and the mount targets at {@code mountTargetPort}; returns
+   * once Probe is ready.
+   */
+  static PackagedDriver startPlugin(Path tmp, String name, String ports, int mountTargetPort)
+      throws Exception {
+    Path stateDir = tmp.resolve("state");
+    Path fakeLog = tmp.resolve("nfs-mounts.log");
     Path script = tmp.resolve("fake-nfs-mount");
     if (!Files.exists(script)) {
       try (var in = NodeIT.class.getResourceAsStream("/fake-nfs-mount")) {
@@ -148,6 +160,7 @@ class NodeIT {
         }
       }
     }
+    HostCleanup.deleteTree(tmp);
   }
 
   static List<MountInfo> mountsUnder(Path dir) throws Exception {

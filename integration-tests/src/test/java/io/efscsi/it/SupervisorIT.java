@@ -38,9 +38,9 @@ class SupervisorIT {
   }
 
   @AfterAll
-  static void stopLab() {
+  static void stopLab() throws Exception {
     if (lab != null) {
-      lab.close();
+      lab.closeAndDelete();
     }
   }
 
@@ -56,6 +56,7 @@ class SupervisorIT {
     for (Host h : hosts) {
       h.close();
     }
+    HostCleanup.deleteTree(dir);
   }
 
   /** Writes the simulated kernel mount table atomically (a reader never sees half a file). */

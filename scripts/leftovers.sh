@@ -1,0 +1,12 @@
+# Sourced by scripts/test: lists, one line each, what the suites could leave on this machine (their
+# temporary trees, proxy cgroups, loopback and stand-in NFS mounts, and the processes they start:
+# proxies, plugins, NFS servers, TLS peers, VMs). scripts/test compares the list after the run
+# with the one before it and fails on anything new.
+leftovers() {
+  find /tmp -maxdepth 1 \( -name 'efscsi*' -o -name 'efs-csi*' \) ! -name '*.lock' \
+    -printf 'temp: %p\n' 2>/dev/null
+  find /sys/fs/cgroup -maxdepth 3 -type d -name '*efs-csi*' -printf 'cgroup: %p\n' 2>/dev/null
+  awk '/ - nfs4? 127\.0\.0\.1:/ || / - tmpfs efs-test / { print "mount: " $5 }' /proc/self/mountinfo
+  pgrep -af 'io\.efscsi\.(proxy\.ProxyMain|launcher\.Main)|ganesha\.nfsd|stunnel|qemu-system' | sed 's/^/process: /'
+  true
+}
