@@ -210,6 +210,38 @@ class HelmUpstreamControllerValuesTest {
   }
 
   @Test
+  void emptyOrAbsentControllerKeysFallBackAsThere() {
+    // all-off.yaml with the controller on: the Go driver's chart's fallbacks
+    PodSpec xpod = pod(render("all-off.yaml", Map.of("controller.create", true)));
+    Deployment x = controller(render("all-off.yaml", Map.of("controller.create", true)));
+    assertEquals("system-cluster-critical", xpod.getPriorityClassName());
+    assertNull(xpod.getDnsPolicy());
+    assertNull(x.getSpec().getRevisionHistoryLimit());
+    assertNull(container(xpod, "efs-plugin").getLivenessProbe());
+    assertTrue(xpod.getTolerations().isEmpty());
+    assertTrue(volumes(xpod).get("socket-dir").getEmptyDir() != null, "emptyDir when empty");
+    assertEquals("efs-csi-controller-sa", xpod.getServiceAccountName());
+    assertTrue(
+        args(container(xpod, "efs-plugin")).contains("--delete-access-point-root-dir=false"));
+    // sidecars' own resources win over controller.resources
+    PodSpec spod =
+        pod(
+            render(
+                "all-on.yaml",
+                Map.of(
+                    "sidecars.csiProvisioner.resources.limits.memory", "77Mi",
+                    "sidecars.livenessProbe.resources.limits.memory", "33Mi")));
+    assertEquals("77Mi", memory(container(spod, "csi-provisioner"), "limits"));
+    assertEquals("33Mi", memory(container(spod, "liveness-probe"), "limits"));
+    // sidecars' securityContext: read-only root, no privilege escalation
+    for (String name : List.of("csi-provisioner", "liveness-probe")) {
+      var sc = container(pod(render("defaults")), name).getSecurityContext();
+      assertTrue(sc.getReadOnlyRootFilesystem(), name);
+      assertFalse(sc.getAllowPrivilegeEscalation(), name);
+    }
+  }
+
+  @Test
   void securityContextsRootOnlyWhereNeeded() {
     // ours: non-root 65532 (fsGroup for the socket emptyDir), unprivileged, by default
     PodSpec dpod = pod(render("defaults"));

@@ -151,6 +151,10 @@ class HelmUpstreamValuesTest {
     assertEquals("20Mi", memory(container(opod, "csi-driver-registrar"), "limits"));
     assertEquals("100Mi", memory(container(dpod, "csi-driver-registrar"), "limits"));
     assertEquals("100Mi", memory(container(dpod, "liveness-probe"), "limits"));
+    PodSpec spod =
+        nodePod(
+            render("defaults", Map.of("sidecars.livenessProbe.resources.limits.memory", "33Mi")));
+    assertEquals("33Mi", memory(container(spod, "liveness-probe"), "limits"));
     // every container has memory requests and limits (ours)
     for (Container c : dpod.getContainers()) {
       assertTrue(memory(c, "requests") != null && memory(c, "limits") != null, c.getName());

@@ -119,7 +119,7 @@ final class KubernetesSchemas {
     JsonSchema schema = byDefinition.computeIfAbsent(definition, this::compile);
     List<String> out = new ArrayList<>();
     for (ValidationMessage m : schema.validate(object)) {
-      out.add(id + " at " + m.getInstanceLocation() + ": " + m.getMessage());
+      out.add(id + " " + m.getMessage()); // the message starts with the path in the object
     }
     return out;
   }
