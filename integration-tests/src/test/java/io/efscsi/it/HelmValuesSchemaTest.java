@@ -39,6 +39,8 @@ class HelmValuesSchemaTest {
           useFIPS                         | yes      | /useFIPS
           storageClasses[0].nam           | efs      | nam
           imagePullSecrets[0].nme         | regcred  | nme
+          node.hostAliases.fs-1.ip        | 10.0.0.1 | region
+          defaultResources.node.limit.memory | 1Gi   | limit
           """)
   void aWrongKeyOrTypeFailsNamingIt(String key, String value, String named) {
     Exception e =
