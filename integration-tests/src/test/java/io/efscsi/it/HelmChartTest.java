@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.marcnuri.helm.Helm;
 import com.marcnuri.helm.LintResult;
 import io.efscsi.common.config.CommonOptions;
@@ -15,58 +18,91 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSpec;
-import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
-import io.fabric8.kubernetes.api.model.storage.CSIDriver;
-import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.IOException;
+import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.Optional;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The Helm chart (deploy/helm/aws-efs-csi-driver), linted and rendered by helm itself, with our
- * defaults and with a values file written for the Go driver's chart. The efs-plugin containers'
+ * The Helm chart (deploy/helm/aws-efs-csi-driver), linted and rendered by helm itself for a matrix
+ * of values files (our defaults, files written for the Go driver's chart 4.4.1 including its own
+ * values.yaml, every toggle on, every toggle off). Every rendered object must be one the Kubernetes
+ * API accepts (its published schema, unknown fields refused), and the efs-plugin containers'
  * arguments go through the launcher's own flag parsing, so the chart can never pass a flag or value
- * the driver refuses.
+ * the driver refuses. What each values key does is checked in {@link HelmUpstreamValuesTest}.
  */
 class HelmChartTest {
 
   static final Path CHART = Path.of("../deploy/helm/aws-efs-csi-driver");
   static final KubernetesSerialization YAML = new KubernetesSerialization();
+  private static final ObjectMapper RAW = new ObjectMapper(new YAMLFactory());
 
-  /**
-   * The chart's manifests. Hooks (the CSIDriver with {@code useHelmHooksForCSIDriver}) are not in
-   * helm-java's rendering, as they are not in a release's manifest.
-   */
-  static List<HasMetadata> render(Path values) {
-    return render(values, Map.of());
+  /** The values files of the matrix; "defaults" is the chart's own values.yaml alone. */
+  static Stream<String> matrix() {
+    return Stream.of(
+        "defaults",
+        "production.yaml",
+        "all-on.yaml",
+        "all-off.yaml",
+        "go-driver-values.yaml",
+        "upstream-4.4.1-values.yaml");
   }
 
-  static List<HasMetadata> render(Path values, Map<String, Object> set) {
+  static Path valuesFile(String name) {
+    try {
+      return Path.of(HelmChartTest.class.getResource("/helm/" + name).toURI());
+    } catch (URISyntaxException e) {
+      throw new IllegalArgumentException(name, e);
+    }
+  }
+
+  /** helm template of the chart (release "efs" in kube-system, Kubernetes 1.31). */
+  static String template(String values, Map<String, Object> set) {
     var template =
         new Helm(CHART)
             .template()
             .withName("efs")
             .withNamespace("kube-system")
             .withKubeVersion("1.31.0");
-    if (values != null) {
-      template = template.withValuesFile(values);
+    if (values != null && !values.equals("defaults")) {
+      template = template.withValuesFile(valuesFile(values));
     }
     for (var e : set.entrySet()) {
       template = template.set(e.getKey(), e.getValue());
     }
+    return template.call();
+  }
+
+  static List<String> documents(String rendered) {
+    return Stream.of(rendered.split("(?m)^---\\s*$"))
+        .filter(doc -> doc.lines().anyMatch(l -> l.startsWith("kind:")))
+        .toList();
+  }
+
+  /**
+   * The chart's manifests as fabric8 objects. Hooks (the CSIDriver with {@code
+   * useHelmHooksForCSIDriver}) are not in helm-java's rendering, as they are not in a release's
+   * manifest.
+   */
+  static List<HasMetadata> render(String values) {
+    return render(values, Map.of());
+  }
+
+  static List<HasMetadata> render(String values, Map<String, Object> set) {
     List<HasMetadata> out = new ArrayList<>();
-    for (String doc : template.call().split("(?m)^---\\s*$")) {
-      if (doc.lines().anyMatch(l -> l.startsWith("kind:"))) {
-        out.add(YAML.unmarshal(doc));
-      }
+    for (String doc : documents(template(values, set))) {
+      out.add(YAML.unmarshal(doc));
     }
     return out;
   }
@@ -77,11 +113,24 @@ class HelmChartTest {
     return found.getFirst();
   }
 
+  static <T extends HasMetadata> Optional<T> named(
+      List<HasMetadata> all, Class<T> type, String name) {
+    return all.stream()
+        .filter(type::isInstance)
+        .map(type::cast)
+        .filter(o -> o.getMetadata().getName().equals(name))
+        .findFirst();
+  }
+
   static Container container(PodSpec pod, String name) {
     return pod.getContainers().stream()
         .filter(c -> c.getName().equals(name))
         .findFirst()
         .orElseThrow(() -> new AssertionError("no container " + name));
+  }
+
+  static Map<String, EnvVar> env(Container c) {
+    return c.getEnv().stream().collect(Collectors.toMap(EnvVar::getName, e -> e));
   }
 
   /** The container's arguments with $(VAR) from its env expanded, as the kubelet does. */
@@ -110,156 +159,88 @@ class HelmChartTest {
         .parse(a.subList(1, a.size()));
   }
 
-  static ClusterRole nodeRole(List<HasMetadata> all) {
-    return all.stream()
-        .filter(ClusterRole.class::isInstance)
-        .map(ClusterRole.class::cast)
-        .filter(r -> r.getMetadata().getName().equals("efs-csi-node-role"))
-        .findFirst()
-        .orElseThrow();
-  }
-
   @Test
   void lintsCleanInStrictMode() {
     LintResult lint = new Helm(CHART).lint().strict().call();
     assertFalse(lint.isFailed(), String.join("\n", lint.getMessages()));
   }
 
-  @Test
-  void defaultsKeepTheGoDriversContractAndOurNodeLayout() throws Exception {
-    List<HasMetadata> all = render(null);
-    assertTrue(all.stream().noneMatch(CSIDriver.class::isInstance), "a hook by default");
-
-    CSIDriver driver =
-        one(render(null, Map.of("useHelmHooksForCSIDriver", false)), CSIDriver.class);
-    assertEquals("efs.csi.aws.com", driver.getMetadata().getName());
-    assertEquals(false, driver.getSpec().getAttachRequired());
-    assertEquals(null, driver.getSpec().getFsGroupPolicy(), "the API default, as the Go driver");
-    assertFalse(driver.getMetadata().getAnnotations().containsKey("helm.sh/hook"));
-
-    Deployment controller = one(all, Deployment.class);
-    assertEquals("efs-csi-controller", controller.getMetadata().getName());
-    assertEquals(2, controller.getSpec().getReplicas());
-    PodSpec cpod = controller.getSpec().getTemplate().getSpec();
-    assertEquals("efs-csi-controller-sa", cpod.getServiceAccountName());
-    Container cplugin = container(cpod, "efs-plugin");
-    assertEquals("controller", cplugin.getArgs().getFirst());
-    ControllerOptions co = ControllerOptions.from(parse(cplugin));
-    assertFalse(co.deleteAccessPointRootDir());
-    assertEquals(
-        "unix:///var/lib/csi/sockets/pluginproxy/csi.sock",
-        CommonOptions.from(parse(cplugin)).endpoint().toString());
-    List<String> provisioner = container(cpod, "csi-provisioner").getArgs();
-    for (String a :
-        List.of(
-            "--feature-gates=Topology=true",
-            "--extra-create-metadata",
-            "--leader-election",
-            "--timeout=15s",
-            "--worker-threads=100")) {
-      assertTrue(provisioner.contains(a), a + " in " + provisioner);
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void everyRenderedObjectIsOneTheKubernetesApiAccepts(String values) throws IOException {
+    List<String> docs = documents(template(values, Map.of()));
+    assertFalse(docs.isEmpty());
+    List<String> errors = new ArrayList<>();
+    for (String doc : docs) {
+      JsonNode object = RAW.readTree(doc);
+      errors.addAll(KubernetesSchemas.get().errors(object));
     }
+    assertEquals(List.of(), errors, values + ": objects the API server would refuse");
+  }
 
-    DaemonSet node = one(all, DaemonSet.class);
-    PodSpec npod = node.getSpec().getTemplate().getSpec();
-    assertTrue(npod.getHostNetwork(), "proxies listen on the host's 127.0.0.1");
-    assertTrue(npod.getHostPID(), "proxies outlive the plugin container");
-    assertEquals("efs-csi-node-sa", npod.getServiceAccountName());
-    Container nplugin = container(npod, "efs-plugin");
-    assertTrue(nplugin.getSecurityContext().getPrivileged());
-    assertEquals("node", nplugin.getArgs().getFirst());
-    NodeOptions no = NodeOptions.from(parse(nplugin));
-    assertEquals(Path.of("/var/run/efs-csi"), no.stateDir());
-    assertEquals(20049, no.supervisor().config().portLower());
-    assertEquals(21049, no.supervisor().config().portUpper());
-    assertEquals(Path.of("/host/sys/fs/cgroup"), no.supervisor().cgroupRoot());
-    assertEquals("unix:///csi/csi.sock", CommonOptions.from(parse(nplugin)).endpoint().toString());
-    var kubelet =
-        nplugin.getVolumeMounts().stream()
-            .filter(m -> m.getMountPath().equals("/var/lib/kubelet"))
-            .findFirst()
-            .orElseThrow();
-    assertEquals("Bidirectional", kubelet.getMountPropagation());
-    Map<String, String> hostPaths =
-        npod.getVolumes().stream()
-            .filter(v -> v.getHostPath() != null)
-            .collect(Collectors.toMap(Volume::getName, v -> v.getHostPath().getPath()));
-    assertEquals("/var/run/efs-csi", hostPaths.get("proxy-state"));
-    assertEquals("/sys/fs/cgroup", hostPaths.get("host-cgroup"));
-    assertEquals(
-        "/var/lib/kubelet/plugins/efs.csi.aws.com/csi.sock",
-        container(npod, "csi-driver-registrar").getEnv().stream()
-            .filter(e -> e.getName().equals("DRIVER_REG_SOCK_PATH"))
-            .findFirst()
-            .orElseThrow()
-            .getValue());
-
-    ClusterRole nodeRole = nodeRole(all);
-    assertTrue(nodeRole.getRules().getFirst().getVerbs().contains("patch"), "taint removal");
-    assertTrue(all.stream().noneMatch(StorageClass.class::isInstance));
+  @ParameterizedTest
+  @MethodSource("matrix")
+  void everyEfsPluginArgumentIsOneTheLauncherAccepts(String values) throws Exception {
+    List<HasMetadata> all = render(values);
+    for (DaemonSet node :
+        all.stream().filter(DaemonSet.class::isInstance).map(DaemonSet.class::cast).toList()) {
+      Container plugin = container(node.getSpec().getTemplate().getSpec(), "efs-plugin");
+      assertEquals("node", plugin.getArgs().getFirst());
+      Flags flags = parse(plugin);
+      NodeOptions.from(flags);
+      CommonOptions.from(flags);
+    }
+    for (Deployment controller :
+        all.stream().filter(Deployment.class::isInstance).map(Deployment.class::cast).toList()) {
+      Container plugin = container(controller.getSpec().getTemplate().getSpec(), "efs-plugin");
+      assertEquals("controller", plugin.getArgs().getFirst());
+      Flags flags = parse(plugin);
+      ControllerOptions.from(flags);
+      CommonOptions.from(flags);
+      if (ControllerOptions.from(flags).deleteAccessPointRootDir()) {
+        NodeOptions.from(flags); // the cleanup mounts read the node's proxy flags
+      }
+    }
   }
 
   @Test
-  void aValuesFileOfTheGoDriversChartRendersTheSameIntent() throws Exception {
-    Path values = Path.of(HelmChartTest.class.getResource("/helm/go-driver-values.yaml").toURI());
-    List<HasMetadata> all = render(values);
-
-    Deployment controller = one(all, Deployment.class);
-    assertEquals(3, controller.getSpec().getReplicas());
-    PodSpec cpod = controller.getSpec().getTemplate().getSpec();
-    Container cplugin = container(cpod, "efs-plugin");
-    Flags cflags = parse(cplugin);
-    ControllerOptions co = ControllerOptions.from(cflags);
-    assertTrue(co.deleteAccessPointRootDir());
-    assertEquals(
-        Map.of("team", "storage platform", "cost:center", "42"),
-        co.parsedTags().values(),
-        "tags with spaces and colons survive the chart's escaping");
-    assertEquals(List.of(), co.parsedTags().skipped());
-    // the cleanup mounts need the node's flags, which the launcher reads in controller mode too
-    NodeOptions cleanup = NodeOptions.from(cflags);
-    assertEquals(20999, cleanup.supervisor().config().portUpper());
-    assertEquals("0.0.0.0:3301", cflags.string("http-endpoint"));
-    assertEquals(5, cflags.integer("v"));
-    Set<String> env =
-        cplugin.getEnv().stream()
-            .map(e -> e.getName() + "=" + e.getValue())
-            .collect(Collectors.toSet());
-    assertTrue(env.contains("AWS_USE_FIPS_ENDPOINT=true"), env.toString());
-    assertTrue(env.contains("AWS_STS_REGIONAL_ENDPOINTS=regional"), env.toString());
-    assertEquals(
-        "true",
-        controller
-            .getSpec()
-            .getTemplate()
-            .getMetadata()
-            .getAnnotations()
-            .get("prometheus.io/scrape"));
-    assertTrue(all.stream().anyMatch(r -> r.getKind().equals("ServiceMonitor")), "ServiceMonitor");
-    assertTrue(all.stream().anyMatch(r -> r.getKind().equals("PodDisruptionBudget")), "the PDB");
-
-    DaemonSet node = one(all, DaemonSet.class);
-    PodSpec npod = node.getSpec().getTemplate().getSpec();
-    NodeOptions no = NodeOptions.from(parse(container(npod, "efs-plugin")));
-    assertTrue(no.volMetricsOptIn());
-    assertEquals(25, no.maxInflightMountCalls().orElseThrow());
-    assertEquals(
-        "fs-0123456789abcdef0.efs.us-west-2.amazonaws.com",
-        npod.getHostAliases().getFirst().getHostnames().getFirst());
-    assertEquals("10.0.1.15", npod.getHostAliases().getFirst().getIp());
+  void theSchemaCheckFindsWhatTheApiServerRefuses() throws IOException {
+    // What the Go driver's chart renders for imagePullSecrets: [regcred] and an unquoted
+    // StorageClass parameter: objects an API server refuses. The check must see both.
+    JsonNode pod =
+        RAW.readTree(
+            """
+            apiVersion: apps/v1
+            kind: DaemonSet
+            metadata: {name: broken}
+            spec:
+              selector: {matchLabels: {app: x}}
+              template:
+                metadata: {labels: {app: x}}
+                spec:
+                  imagePullSecrets: [regcred]
+                  containers: [{name: c, image: i, resource: {}}]
+            """);
+    List<String> errors = KubernetesSchemas.get().errors(pod);
     assertTrue(
-        npod.getVolumes().stream()
-            .anyMatch(v ->
-                v.getHostPath() != null
-                    && v.getHostPath().getPath().equals("/var/lib/k0s/kubelet/plugins_registry/")));
-
-    ClusterRole nodeRole = nodeRole(all);
-    assertFalse(nodeRole.getRules().getFirst().getVerbs().contains("patch"), "disableMutation");
-
-    StorageClass sc = one(all, StorageClass.class);
-    assertEquals("efs.csi.aws.com", sc.getProvisioner());
-    assertEquals("${.PVC.namespace}/${.PVC.name}", sc.getParameters().get("subPathPattern"));
-    assertEquals(List.of("tls"), sc.getMountOptions());
-    assertEquals("Delete", sc.getReclaimPolicy());
+        errors.stream()
+            .anyMatch(e -> e.contains("DaemonSet/broken") && e.contains("imagePullSecrets")),
+        errors.toString());
+    assertTrue(errors.stream().anyMatch(e -> e.contains("resource")), errors.toString());
+    JsonNode sc =
+        RAW.readTree(
+            """
+            apiVersion: storage.k8s.io/v1
+            kind: StorageClass
+            metadata: {name: efs-sc}
+            provisioner: efs.csi.aws.com
+            parameters: {ensureUniqueDirectory: true}
+            """);
+    List<String> scErrors = KubernetesSchemas.get().errors(sc);
+    assertTrue(
+        scErrors.stream()
+            .anyMatch(
+                e -> e.contains("StorageClass/efs-sc") && e.contains("ensureUniqueDirectory")),
+        scErrors.toString());
   }
 }

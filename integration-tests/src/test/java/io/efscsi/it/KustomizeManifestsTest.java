@@ -45,7 +45,7 @@ class KustomizeManifestsTest {
     String rendered =
         new Helm(HelmChartTest.CHART)
             .template()
-            .withName("aws-efs-csi-driver")
+            .withName("kustomize")
             .withNamespace("kube-system")
             .withKubeVersion("1.31.0")
             .set("useHelmHooksForCSIDriver", false)

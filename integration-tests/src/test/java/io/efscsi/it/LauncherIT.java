@@ -221,4 +221,49 @@ class LauncherIT {
       }
     }
   }
+
+  /** The JVM's MaxHeapSize as bin/efs-csi starts it with this environment. */
+  static long maxHeap(Map<String, String> extra) throws Exception {
+    ProcessBuilder pb =
+        new ProcessBuilder(PackagedDriver.distDir().resolve("bin/efs-csi").toString(), "version")
+            .redirectErrorStream(true);
+    pb.environment().clear();
+    pb.environment().putAll(PackagedDriver.cleanEnv());
+    pb.environment().remove("EFS_CSI_MEMORY_LIMIT");
+    pb.environment().remove("EFS_CSI_HEAP_PERCENT");
+    pb.environment().remove("EFS_CSI_MAX_HEAP_MB");
+    pb.environment().putAll(extra);
+    pb.environment().put("EFS_CSI_JAVA_OPTS", "-XX:+PrintFlagsFinal");
+    Process p = pb.start();
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS));
+    assertEquals(0, p.exitValue(), out);
+    return out.lines()
+        .filter(l -> l.matches("\\s*size_t MaxHeapSize\\s+=.*"))
+        .map(l -> Long.parseLong(l.replaceAll(".*=\\s*(\\d+).*", "$1")))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no MaxHeapSize in:\n" + out));
+  }
+
+  @Test
+  void theHeapIsAShareOfTheContainersMemoryLimitWithACap() throws Exception {
+    long mib = 1024 * 1024;
+    // the chart's default limit, 320Mi, through the downward API: half of it
+    assertEquals(160 * mib, maxHeap(Map.of("EFS_CSI_MEMORY_LIMIT", String.valueOf(320 * mib))));
+    // no container limit: the downward API gives the node's allocatable memory; capped at 512 MiB
+    assertEquals(512 * mib, maxHeap(Map.of("EFS_CSI_MEMORY_LIMIT", String.valueOf(64L << 30))));
+    assertEquals(
+        64 * mib,
+        maxHeap(
+            Map.of(
+                "EFS_CSI_MEMORY_LIMIT", String.valueOf(256 * mib), "EFS_CSI_HEAP_PERCENT", "25")));
+    assertEquals(
+        200 * mib,
+        maxHeap(
+            Map.of(
+                "EFS_CSI_MEMORY_LIMIT", String.valueOf(64L << 30), "EFS_CSI_MAX_HEAP_MB", "200")));
+    // without the variable: at most the cap, whatever the machine has
+    assertTrue(maxHeap(Map.of()) <= 512 * mib);
+  }
 }
