@@ -56,7 +56,7 @@ class HelmChartTest {
         "all-on.yaml",
         "all-off.yaml",
         "go-driver-values.yaml",
-        "upstream-4.4.1-values.yaml");
+        "upstream-4.4.1-defaults.yaml");
   }
 
   static Path valuesFile(String name) {

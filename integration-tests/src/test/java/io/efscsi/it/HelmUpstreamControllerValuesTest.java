@@ -255,7 +255,7 @@ class HelmUpstreamControllerValuesTest {
     assertFalse(csc.getAllowPrivilegeEscalation());
     assertEquals(List.of("ALL"), csc.getCapabilities().getDrop());
     // a values file that sets them (the Go driver's values.yaml: root, privileged) is followed
-    PodSpec upod = pod(render("upstream-4.4.1-values.yaml"));
+    PodSpec upod = pod(render("upstream-4.4.1-defaults.yaml"));
     assertEquals(0L, upod.getSecurityContext().getRunAsUser());
     assertFalse(upod.getSecurityContext().getRunAsNonRoot());
     assertTrue(container(upod, "efs-plugin").getSecurityContext().getPrivileged());
