@@ -14,10 +14,15 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -28,7 +33,9 @@ import org.junit.jupiter.api.Test;
  * plugin calls, and the proxy with BoringSSL, epoll and its AOT cache made in the image. No image
  * registry is reachable here, so the two base images (Debian bookworm, a JDK 25) are made on this
  * machine by {@code container/base-images.sh} and passed as the Dockerfile's build arguments. Needs
- * {@code DOCKER_HOST} (scripts/test starts an engine); without one the test fails.
+ * {@code DOCKER_HOST} (scripts/test starts an engine); without one the test fails. The image is
+ * built for this machine's architecture (TARGETARCH), with the OCI labels of the distribution's
+ * version, commit and build date as build arguments.
  */
 class ContainerImageIT {
 
@@ -65,7 +72,7 @@ class ContainerImageIT {
             + System.getenv("DOCKER_HOST")
             + " (scripts/test starts one):\n"
             + engine.output());
-    Path script = WORK.resolve("base-images.sh");
+    Path script = Files.createDirectories(WORK).resolve("base-images.sh");
     try (InputStream in = ContainerImageIT.class.getResourceAsStream("/container/base-images.sh")) {
       Files.copy(in, script, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     }
@@ -73,6 +80,8 @@ class ContainerImageIT {
     assertTrue(
         Files.isDirectory(ROOT.resolve("dist/target/efs-csi/lib")),
         "no packaged distribution: run 'mvnw package' first");
+    DIST =
+        versionOf(ok(120, ROOT.resolve("dist/target/efs-csi/bin/efs-csi").toString(), "version"));
     ok(
         900,
         "docker",
@@ -83,7 +92,31 @@ class ContainerImageIT {
         "JDK_IMAGE=" + JDK,
         "--build-arg",
         "BASE_IMAGE=" + DEBIAN,
+        "--build-arg",
+        "TARGETARCH=" + ARCH,
+        "--build-arg",
+        "VERSION=" + DIST.get("driverVersion"),
+        "--build-arg",
+        "REVISION=" + DIST.get("gitCommit"),
+        "--build-arg",
+        "CREATED=" + DIST.get("buildDate"),
         ROOT.toString());
+  }
+
+  /** This machine's architecture as Docker names it: the image is built for it (no emulation). */
+  static final String ARCH = System.getProperty("os.arch").equals("aarch64") ? "arm64" : "amd64";
+
+  /** What the packaged distribution's {@code efs-csi version} prints. */
+  static Map<String, String> DIST;
+
+  /** The string fields of {@code efs-csi version}'s JSON. */
+  static Map<String, String> versionOf(String json) {
+    Map<String, String> out = new TreeMap<>();
+    Matcher m = Pattern.compile("\"(\\w+)\": \"([^\"]*)\"").matcher(json);
+    while (m.find()) {
+      out.put(m.group(1), m.group(2));
+    }
+    return out;
   }
 
   @AfterAll
@@ -101,8 +134,96 @@ class ContainerImageIT {
   @Test
   void theLauncherIsTheEntrypointAndTellsItsVersion() throws Exception {
     String out = ok(120, "docker", "run", "--rm", IMAGE, "version");
-    assertTrue(out.contains("\"driverVersion\""), out);
-    assertTrue(out.contains("\"javaVersion\": \"25"), out);
+    Map<String, String> image = versionOf(out);
+    assertEquals(System.getProperty("efscsi.version"), image.get("driverVersion"), out);
+    assertEquals(DIST.get("gitCommit"), image.get("gitCommit"), out);
+    assertEquals(DIST.get("buildDate"), image.get("buildDate"), out);
+    assertEquals("linux/" + ARCH, image.get("platform"), out);
+    assertTrue(image.get("javaVersion").startsWith("25"), out);
+  }
+
+  /** The OCI labels say which version, commit and build the image carries, and its licence. */
+  @Test
+  void theImageCarriesTheOciLabelsOfItsBuild() throws Exception {
+    String json =
+        ok(60, "docker", "image", "inspect", "--format", "{{json .Config.Labels}}", IMAGE);
+    @SuppressWarnings("unchecked")
+    Map<String, String> labels = HelmChartTest.YAML.unmarshal(json, Map.class);
+    String p = "org.opencontainers.image.";
+    assertEquals(System.getProperty("efscsi.version"), labels.get(p + "version"), json);
+    assertEquals(DIST.get("gitCommit"), labels.get(p + "revision"), json);
+    assertEquals(DIST.get("buildDate"), labels.get(p + "created"), json);
+    assertTrue(Instant.parse(labels.get(p + "created")).isBefore(Instant.now()), json);
+    assertEquals("Apache-2.0", labels.get(p + "licenses"), json);
+    assertEquals("efs-csi-java", labels.get(p + "title"), json);
+    assertEquals("https://github.com/efs-csi-java/efs-csi-java", labels.get(p + "source"), json);
+  }
+
+  /**
+   * The image keeps only its own architecture's Netty natives (the distribution has x86_64 and
+   * aarch_64), and its licence.
+   */
+  @Test
+  void theImageHasOnlyItsArchitecturesNativesAndTheLicence() throws Exception {
+    String own = ARCH.equals("amd64") ? "x86_64" : "aarch_64";
+    String listing =
+        shell(
+            "cd /opt/efs-csi && ls lib/proxy/native lib/*.jar lib/proxy/*.jar"
+                + " && grep -c 'Apache License' LICENSE");
+    for (String lib : List.of("libnetty_transport_native_epoll_", "libnetty_tcnative_linux_")) {
+      assertTrue(listing.contains(lib + own + ".so"), listing);
+    }
+    assertTrue(!listing.contains(ARCH.equals("amd64") ? "aarch_64" : "x86_64"), listing);
+    assertTrue(listing.contains("netty-transport-native-epoll-"), listing);
+  }
+
+  /**
+   * The controller as the chart runs it when it deletes no access point root directories: as
+   * 65532:65532, not root. It starts, its CSI socket appears and /healthz answers.
+   */
+  @Test
+  void theControllerStartsAndServesAsNonRoot() throws Exception {
+    String id =
+        ok(
+                60,
+                "docker",
+                "run",
+                "-d",
+                "--user",
+                "65532:65532",
+                "--network",
+                "none",
+                "-e",
+                "AWS_REGION=us-east-1",
+                IMAGE,
+                "controller",
+                "--endpoint",
+                "unix:///tmp/csi/csi.sock",
+                "--http-endpoint",
+                "127.0.0.1:9909")
+            .strip();
+    containers.add(id);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    NfsLab.Result health;
+    do {
+      Thread.sleep(250);
+      health =
+          run(
+              30,
+              "docker",
+              "exec",
+              id,
+              "bash",
+              "-c",
+              "test -S /tmp/csi/csi.sock && exec 3<>/dev/tcp/127.0.0.1/9909"
+                  + " && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3");
+    } while (health.exit() != 0 && System.nanoTime() < deadline);
+    String logs = run(30, "docker", "logs", id).output();
+    assertEquals(0, health.exit(), health.output() + "\n" + logs);
+    assertTrue(health.output().startsWith("HTTP/1.1 200"), health.output() + "\n" + logs);
+    String status = ok(30, "docker", "exec", id, "cat", "/proc/1/status");
+    assertTrue(status.matches("(?s).*\\nUid:\\s+65532\\s+65532\\s+65532\\s+65532\\n.*"), status);
+    assertTrue(status.matches("(?s).*\\nGid:\\s+65532\\s+65532\\s+65532\\s+65532\\n.*"), status);
   }
 
   @Test
@@ -113,18 +234,15 @@ class ContainerImageIT {
 
   @Test
   void theNodePluginsToolsAndBothAotCachesAreInTheImage() throws Exception {
-    ok(
-        120,
-        "docker",
-        "run",
-        "--rm",
-        "--entrypoint",
-        "sh",
-        IMAGE,
-        "-c",
+    shell(
         "for c in mount mount.nfs4 umount realpath rm stat sh; do command -v $c || exit 1; done"
             + " && test -s /opt/efs-csi/lib/efs-csi.aot"
             + " && test -s /opt/efs-csi/lib/proxy/proxy.aot");
+  }
+
+  /** The output of a shell script run in a container of the image, which must succeed. */
+  private static String shell(String script) throws Exception {
+    return ok(120, "docker", "run", "--rm", "--entrypoint", "sh", IMAGE, "-c", script);
   }
 
   /** A proxy in the image, on the host's network: TLS from BoringSSL, buffers from malloc. */

@@ -20,14 +20,21 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * deploy/kustomize is the Helm chart rendered with its defaults (the CSIDriver as a plain object,
- * not a hook), one file per template, for {@code kubectl apply -k}. This test renders the chart
- * with helm itself and fails when the committed files differ, so they cannot drift from the chart.
- * Regenerate them with {@code -Defscsi.kustomize.write=true} (see docs/install.md).
+ * deploy/kustomize/base is the Helm chart rendered with its defaults (the CSIDriver as a plain
+ * object, not a hook), one file per template, for {@code kubectl apply -k}. It is rendered as the
+ * release {@code kustomize}, as upstream renders its deploy/kubernetes/base, so the immutable
+ * selectors ({@code app.kubernetes.io/instance: kustomize}) are upstream's and {@code kubectl apply
+ * -k} can replace an upstream kustomize install. This test renders the chart with helm itself and
+ * fails when the committed files differ, so they cannot drift from the chart. Regenerate them with
+ * {@code -Defscsi.kustomize.write=true} (see docs/install.md).
  */
 class KustomizeManifestsTest {
 
-  static final Path DIR = Path.of("../deploy/kustomize");
+  static final Path DIR = Path.of("../deploy/kustomize/base");
+
+  /** The release name upstream's base was rendered with: its selectors carry it. */
+  static final String RELEASE = "kustomize";
+
   static final String HEADER =
       "# Generated from deploy/helm/aws-efs-csi-driver with its default values by"
           + " KustomizeManifestsTest;\n# do not edit: change the chart and regenerate"
@@ -45,7 +52,7 @@ class KustomizeManifestsTest {
     String rendered =
         new Helm(HelmChartTest.CHART)
             .template()
-            .withName("kustomize")
+            .withName(RELEASE)
             .withNamespace("kube-system")
             .withKubeVersion("1.31.0")
             .set("useHelmHooksForCSIDriver", false)
@@ -65,7 +72,8 @@ class KustomizeManifestsTest {
     Map<String, String> out = new TreeMap<>();
     files.forEach((k, v) -> out.put(k, v.toString()));
     StringBuilder k = new StringBuilder(HEADER);
-    k.append("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n");
+    k.append("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n")
+        .append("namespace: kube-system\nresources:\n");
     files.keySet().forEach(f -> k.append("  - ").append(f).append('\n'));
     out.put("kustomization.yaml", k.toString());
     return out;
@@ -100,12 +108,12 @@ class KustomizeManifestsTest {
     assertEquals(
         expected.keySet(),
         committed.keySet(),
-        "deploy/kustomize is out of date with the chart; regenerate it (docs/install.md)");
+        "deploy/kustomize/base is out of date with the chart; regenerate it (docs/install.md)");
     for (var e : expected.entrySet()) {
       assertEquals(
           e.getValue(),
           committed.get(e.getKey()),
-          "deploy/kustomize/" + e.getKey() + " differs from the chart; regenerate it");
+          "deploy/kustomize/base/" + e.getKey() + " differs from the chart; regenerate it");
     }
   }
 
