@@ -162,7 +162,12 @@ public final class Takeover {
     }
     Set<Integer> live = new HashSet<>();
     sup.status().forEach(st -> live.add(st.port()));
-    resumed.retainAll(live);
+    for (int gone : Set.copyOf(resumed)) {
+      if (!live.contains(gone)) { // the reconciler stopped it (its mount went away)
+        resumed.remove(gone);
+        certificates.forget(gone);
+      }
+    }
   }
 
   private void report(int port, List<String> mountPoints, String reason) {
