@@ -430,50 +430,16 @@ class KernelReliabilityIT {
    * 3072, its private extensions): fs id only, and access point + IAM + fs id.
    */
   static void efsUtilsCertificates(Path dir) throws Exception {
-    String key = dir.resolve("efs-key.pem").toString();
-    run("openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:3072", "-out", key);
-    String fs = "1.3.6.1.4.1.4843.7.3=ASN1:UTF8String:fs-12345678";
-    run(
-        "openssl",
-        "req",
-        "-new",
-        "-x509",
-        "-key",
+    Path key = dir.resolve("efs-key.pem");
+    EfsUtilsFiles.key(key);
+    String fs = EfsUtilsFiles.FILE_SYSTEM + "fs-12345678";
+    EfsUtilsFiles.certificate(key, dir.resolve("efs-tls.crt"), fs);
+    EfsUtilsFiles.certificate(
         key,
-        "-subj",
-        "/CN=vm-node",
-        "-days",
-        "1",
-        "-addext",
-        fs,
-        "-out",
-        dir.resolve("efs-tls.crt").toString());
-    run(
-        "openssl",
-        "req",
-        "-new",
-        "-x509",
-        "-key",
-        key,
-        "-subj",
-        "/CN=vm-node",
-        "-days",
-        "1",
-        "-addext",
-        "1.3.6.1.4.1.4843.7.1=ASN1:UTF8String:fsap-0123456789abcdef0",
-        "-addext",
-        "1.3.6.1.4.1.4843.7.2=DER:30:00",
-        "-addext",
-        fs,
-        "-out",
-        dir.resolve("efs-apiam.crt").toString());
-  }
-
-  private static void run(String... cmd) throws Exception {
-    NfsLab.Result r = NfsLab.exec(cmd);
-    if (r.exit() != 0) {
-      throw new IllegalStateException(String.join(" ", cmd) + ": " + r.output());
-    }
+        dir.resolve("efs-apiam.crt"),
+        EfsUtilsFiles.ACCESS_POINT + "fsap-0123456789abcdef0",
+        EfsUtilsFiles.IAM,
+        fs);
   }
 
   @Test

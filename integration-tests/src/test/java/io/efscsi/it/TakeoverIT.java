@@ -293,32 +293,10 @@ class TakeoverIT {
     void write() throws Exception {
       Path key = dirs.configDir().resolve("privateKey.pem");
       if (!Files.exists(key)) {
-        run(
-            "openssl",
-            "genpkey",
-            "-algorithm",
-            "RSA",
-            "-pkeyopt",
-            "rsa_keygen_bits:3072",
-            "-out",
-            key.toString());
+        EfsUtilsFiles.key(key);
       }
       Files.createDirectories(certificate().getParent());
-      run(
-          "openssl",
-          "req",
-          "-new",
-          "-x509",
-          "-key",
-          key.toString(),
-          "-subj",
-          "/CN=node-1",
-          "-days",
-          "1",
-          "-addext",
-          "1.3.6.1.4.1.4843.7.3=ASN1:UTF8String:" + FS,
-          "-out",
-          certificate().toString());
+      EfsUtilsFiles.certificate(key, certificate(), EfsUtilsFiles.FILE_SYSTEM + FS);
       Files.writeString(dirs.stateDir().resolve("stunnel-config." + stem()), config());
       Files.writeString(
           dirs.stateDir().resolve(stem()),
@@ -357,13 +335,6 @@ class TakeoverIT {
           .redirectErrorStream(true)
           .redirectOutput(root.resolve("old-stunnel.log").toFile())
           .start();
-    }
-  }
-
-  static void run(String... cmd) throws Exception {
-    NfsLab.Result r = NfsLab.exec(cmd);
-    if (r.exit() != 0) {
-      throw new IllegalStateException(String.join(" ", cmd) + ": " + r.output());
     }
   }
 }
