@@ -312,7 +312,7 @@ trace_stop() { # name
 
 cleanup_mounts() {
   for m in $(awk -v p="$VM/mnt/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
-    umount -l "$m" 2>/dev/null
+    umount -l -c -i "$m" 2>/dev/null
   done
 }
 
@@ -807,6 +807,178 @@ scenario_7() {
   fact proxy_alive_after "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
   node_stop
   cp "$d/node.log" "$OUT/s7-node.log" 2>/dev/null
+}
+
+# ---- 8, 9. taking over the Go driver's mounts ----------------------------------------------------
+# What the Go driver's container leaves on a node, made the way mount.efs makes it: the state
+# files in /var/run/efs (the VM's tmpfs /run; the chart mounts the host's at the same path), the
+# shared key where the Go driver's /etc/amazon/efs link pointed (here <dir>/var-amazon-efs), the
+# client certificate in <stem>+/, the tunnel on a port of 20049-21049 and a hard mount with
+# efs-utils' options straight at the pod's target path.
+EFS_UTILS_OPTS="nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport"
+efs_run=/var/run/efs
+
+# efs_utils_mount <dir> <target> <port> <release: v1|v3> <cert: tls|apiam> [broken]: files, tunnel
+# (stunnel: efs-utils 1.3x itself, a stand-in with the same TLS setup for 3.x's efs-proxy), mount.
+# CONNECT=<port> picks the mount target (default $TLS_PORT, the first server).
+efs_utils_mount() {
+  local d=$1 target=$2 port=$3 release=$4 cert=$5 broken=${6:-} connect=${CONNECT:-$TLS_PORT}
+  local fs=fs-12345678 stem cfg ap=fsap-0123456789abcdef0
+  stem="$fs.$(echo "$target" | tr / . | sed 's/^\.*//').$port"
+  mkdir -p "$efs_run/$stem+" "$d/var-amazon-efs" "$d/legacy" "$target"
+  cp "$SHARED/efs-key.pem" "$d/var-amazon-efs/privateKey.pem"
+  cp "$SHARED/efs-$cert.crt" "$efs_run/$stem+/certificate.pem"
+  cfg="$efs_run/stunnel-config.$stem"
+  {
+    printf 'fips = no\nforeground = %s\nsocket = l:SO_REUSEADDR=yes\nsocket = a:SO_BINDTODEVICE=lo\n' \
+      "$([ "$release" = v1 ] && echo quiet || echo yes)"
+    printf 'pid = %s/%s+/stunnel.pid\n[efs]\nclient = yes\naccept = 127.0.0.1:%s\n' "$efs_run" "$stem" "$port"
+    printf 'connect = 127.0.0.1:%s\nsslVersion = TLSv1.2\nrenegotiation = no\n' "$connect"
+    printf 'TIMEOUTbusy = 20\nTIMEOUTclose = 0\nTIMEOUTidle = 70\ndelay = yes\nverify = 2\n'
+    printf 'CAfile = %s/srv.crt\ncert = %s/%s+/certificate.pem\n' "$SHARED" "$efs_run" "$stem"
+    printf 'key = /etc/amazon/efs/privateKey.pem\ncheckHost = %s\n' "$SERVER_NAME"
+    if [ "$release" = v1 ]; then
+      printf 'libwrap = no\n'
+    else
+      printf 'retry_nfs_mount_command_timeout_sec = 15\nfs_id = %s\nregion = us-east-1\n' $fs
+      printf 'efs_utils_version = 3.2.0\n'
+    fi
+  } >"$cfg"
+  local cmd details=""
+  if [ "$release" = v1 ]; then
+    cmd="[\"/usr/bin/stunnel\", \"$cfg\"]"
+  else
+    cmd="[\"/usr/bin/efs-proxy\", \"$cfg\", \"--tls\", \"--no-direct-s3-read\"]"
+    details=", \"service_type\": \"elasticfilesystem\""
+  fi
+  [ "$cert" = apiam ] && details="$details, \"awsCredentialsMethod\": \"podidentity:http://169.254.170.23/v1/credentials,/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token\", \"accessPoint\": \"$ap\""
+  # the stand-in tunnel: the same TLS setup, the key where this VM has it
+  sed -e "s#/etc/amazon/efs/#$d/var-amazon-efs/#" -e '/^retry_nfs\|^fs_id\|^region\|^efs_utils/d' \
+    "$cfg" >"$d/tunnel-$port.conf"
+  stunnel "$d/tunnel-$port.conf" >>"$d/tunnel-$port.out" 2>&1 &
+  echo $! >"$d/tunnel-$port.pid"
+  await_port "$port" 30 || { say "the Go driver's tunnel on $port does not listen"; return 1; }
+  local state="{\"pid\": $(cat "$d/tunnel-$port.pid"), \"cmd\": $cmd, \"files\": [\"$cfg\"], \"mount_time\": $(date +%s).$((RANDOM % 1000)), \"mountpoint\": \"$target\"$details, \"mountStateDir\": \"$stem+\", \"commonName\": \"vm-node\", \"region\": \"us-east-1\", \"certificateCreationTime\": \"$(date -u +%y%m%d%H%M%SZ)\", \"certificate\": \"$efs_run/$stem+/certificate.pem\", \"privateKey\": \"/etc/amazon/efs/privateKey.pem\", \"fsId\": \"$fs\", \"unmount_count\": 0}"
+  [ -n "$broken" ] && state=${state:0:150} # cut short, as by a node that crashed mid-write
+  echo "$state" >"$efs_run/$stem"
+  mount_nfs "$EFS_UTILS_OPTS" "$port" "$target"
+}
+
+# port_watch <port> <file>: the first time (ms) the port accepts again, into file.
+port_watch() {
+  (for _ in $(seq 3000); do port_open "$1" && now_ms >"$2" && break; sleep 0.1; done) &
+}
+
+# stop_writer <pid> <dir>: asks the writer to stop; a writer stuck on the mount for 3 minutes is
+# recorded and killed (the scenario fails on it instead of hanging the boot).
+stop_writer() {
+  touch "$2/stop"
+  local i
+  for i in $(seq 1800); do [ -d /proc/$1 ] || break; sleep 0.1; done
+  fact writer_stuck "$([ -d /proc/$1 ] && echo yes || echo no)"
+  kill -9 "$1" 2>/dev/null
+  wait "$1" 2>/dev/null
+}
+
+# ---- 8. the Go driver's TLS mount (efs-utils 1.3x, stunnel) taken over on its port --------------
+scenario_8() {
+  local d=$VM/s8 vol=fs-12345678 port=20417 http=127.0.0.1:18078
+  local t=$VM/mnt/s8/pods/0b5c2f0e-8d1f-4a4e-9a3e-5c8f7d6e4b21/volumes/kubernetes.io~csi/pv-s8/mount
+  efs_utils_mount "$d" "$t" $port v1 tls || return 1
+  fact mount_line "$(awk -v m="$t" '$5 == m' /proc/self/mountinfo | cut -d' ' -f9-)"
+  io_loop "$t" 8 "$d/w.io" "$d/stop" &
+  local writer=$!
+  sleep 4
+  local t_kill t_start t_listen
+  t_kill=$(now_ms)
+  kill -9 "$(cat "$d/tunnel-$port.pid")" # the Go driver's container is gone
+  wait "$(cat "$d/tunnel-$port.pid")" 2>/dev/null
+  say "the Go driver's tunnel on $port killed"
+  sleep 2
+  fact port_open_without_tunnel "$(port_open $port && echo yes || echo no)"
+  port_watch $port "$d/listen"
+  t_start=$(now_ms)
+  node_start "$d" 20130-20139 --http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs" \
+    --efs-utils-config-legacy-dir-path="$d/legacy" || { stop_writer $writer "$d"; return 1; }
+  for _ in $(seq 100); do [ -f "$d/listen" ] && break; sleep 0.2; done
+  t_listen=$(cat "$d/listen" 2>/dev/null || echo 0)
+  fact listening_after_start_ms $((t_listen - t_start))
+  fact listening_after_kill_ms $((t_listen - t_kill))
+  sleep 6
+  stop_writer $writer "$d"
+  fact io_ok_before_kill "$(awk -v a="$t_kill" '$1 < a && $2 == "ok"' "$d/w.io" | wc -l)"
+  fact io_ok_gap "$(awk -v a="$t_kill" -v b="$t_listen" '$1 >= a && $1 < b && $2 == "ok"' "$d/w.io" | wc -l)"
+  fact io_ok_after "$(awk -v b="$t_listen" '$1 >= b && $2 == "ok"' "$d/w.io" | wc -l)"
+  fact io_first_ok_after_listen_ms "$(awk -v b="$t_listen" '$1 >= b && $2 == "ok" { print $1 - b; exit }' "$d/w.io")"
+  fact io_err "$(grep -c ' err' "$d/w.io")"
+  fact io_err_first "$(grep ' err' "$d/w.io" | head -1)"
+  fact writer_restarts 0 # one writer process from start to end (its pid: $writer)
+  fact proxies "$(node_proxies)"
+  fact record_key "$(sed -n 's/.*"key": "\([^"]*\)".*/\1/p' "$d"/state/proxies/*.json | head -1)"
+  fact certificate_reused "$(cmp -s "$SHARED/efs-tls.crt" "$d/state/certs/efs-utils-$port/certificate.pem" && echo yes || echo no)"
+  fact takeover_log "$(grep -c 'took over 127.0.0.1:'$port' for pod 0b5c2f0e' "$d/node.log")"
+  local m=$d/metrics
+  fact metrics "$(node_metrics $http "$m")"
+  fact takeovers "$(metric "$m" efs_csi_takeovers)"
+  local pid
+  pid=$(node_proxy_pids | head -1)
+  ask "unpublish $vol $t"
+  fact unpublish "$A"
+  ask "unstage $vol $VM/mnt/s8/globalmount"
+  fact unstage_never_staged "$A"
+  fact mounts_after "$(mounted_at "$t")"
+  fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  fact port_open_after "$(port_open $port && echo yes || echo no)"
+  sleep 0.5
+  fact proxy_alive_after "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
+  node_stop
+  cp "$d/node.log" "$OUT/s8-node.log" 2>/dev/null
+}
+
+# ---- 9. an access point + IAM mount (efs-utils 3.x state, its certificate) and one whose state ---
+# cannot be understood: the first is taken over with efs-utils' certificate, the second left alone
+scenario_9() {
+  local d=$VM/s9 vol=fs-12345678::fsap-0123456789abcdef0 http=127.0.0.1:18079
+  local ta=$VM/mnt/s9/pods/3d2e1f00-1111-4222-8333-944455566677/volumes/kubernetes.io~csi/pv-s9a/mount
+  local tb=$VM/mnt/s9/pods/7a6b5c4d-aaaa-4bbb-8ccc-9dddeeefff00/volumes/kubernetes.io~csi/pv-s9b/mount
+  efs_utils_mount "$d" "$ta" 20517 v3 apiam || return 1
+  # on the second server: mounts of one server through two ports share one kernel client (and so
+  # one port in mountinfo; scenario 1 records it), as the Go driver's mounts of one file system do
+  CONNECT=$TLS_PORT_B efs_utils_mount "$d" "$tb" 20518 v3 tls broken || return 1
+  echo before >"$ta/before" && sync
+  local p
+  for p in 20517 20518; do
+    kill -9 "$(cat "$d/tunnel-$p.pid")"
+    wait "$(cat "$d/tunnel-$p.pid")" 2>/dev/null
+  done
+  say "the Go driver's tunnels killed"
+  sleep 1
+  node_start "$d" 20140-20149 --http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs" \
+    --efs-utils-config-legacy-dir-path="$d/legacy" || return 1
+  await_port 20517 60
+  fact port_a_open "$(port_open 20517 && echo yes || echo no)"
+  fact read_a "$(timeout 120 cat "$ta/before" 2>&1)"
+  out=$(timeout 120 dd if=/dev/urandom of="$ta/after" bs=1M count=4 conv=fsync 2>&1)
+  fact write_a_rc $?
+  fact certificate_reused "$(cmp -s "$SHARED/efs-apiam.crt" "$d/state/certs/efs-utils-20517/certificate.pem" && echo yes || echo no)"
+  fact record_bind "$(sed -n 's/.*"bind.protocol": "\([^"]*\)".*/\1/p' "$d"/state/proxies/proxy-20517.json)"
+  fact port_b_open "$(port_open 20518 && echo yes || echo no)"
+  fact mounts_b "$(mounted_at "$tb")"
+  fact refused_log "$(grep -c 'not taking over the mount of pod 7a6b5c4d-aaaa-4bbb-8ccc-9dddeeefff00 volume pv-s9b' "$d/node.log")"
+  fact refused_reason "$(grep 'not taking over the mount of pod 7a6b5c4d' "$d/node.log" | head -1 | sed 's/.*left alone: //')"
+  sleep 3 # more reconcile passes: still one log line
+  fact refused_log_later "$(grep -c 'not taking over the mount of pod 7a6b5c4d' "$d/node.log")"
+  local pid
+  pid=$(node_proxy_pids | head -1)
+  ask "unpublish $vol $ta"
+  fact unpublish_a "$A"
+  fact mounts_a_after "$(mounted_at "$ta")"
+  fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  sleep 0.5
+  fact proxy_alive_after "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
+  node_stop
+  timeout 60 umount -l -c -i "$tb" # no stat of the dead hard mount, no umount.nfs4 helper
+  cp "$d/node.log" "$OUT/s9-node.log" 2>/dev/null
 }
 
 # ---- dispatcher -------------------------------------------------------------------------------

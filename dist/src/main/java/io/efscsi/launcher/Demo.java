@@ -100,7 +100,8 @@ final class Demo {
             SupervisorOptions.defaults(tmp.resolve("state")),
             List.of("mount", "-t", "nfs4"),
             2049,
-            io.efscsi.node.volume.MountDefaults.DEFAULT);
+            io.efscsi.node.volume.MountDefaults.DEFAULT,
+            io.efscsi.node.takeover.TakeoverOptions.DISABLED);
     say.println(
         "== starting efs-csi " + BuildInfo.load().version() + " in 'all' mode on " + endpoint);
     long t0 = System.nanoTime();

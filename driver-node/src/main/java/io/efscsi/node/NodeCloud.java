@@ -190,6 +190,16 @@ final class NodeCloud implements AutoCloseable {
     };
   }
 
+  /** Certificates of taken-over mounts (after {@link #resolveMetadata}). */
+  io.efscsi.node.takeover.TakeoverCertificates takeoverCertificates(
+      io.efscsi.node.takeover.AdoptedCertificates.Root root) {
+    resolveMetadata();
+    return new io.efscsi.node.takeover.AdoptedCertificates(
+        new io.efscsi.node.iam.CertificateAdoption(certificates, InstantSource.system()),
+        Optional.of(renewer),
+        root);
+  }
+
   private IssuedCertificates issued() {
     return new IssuedCertificates(certificates, Optional.of(renewer), metadata.region());
   }

@@ -26,6 +26,7 @@ import java.util.OptionalInt;
  *     <source> <target>} are appended
  * @param mountTargetPort the NFS port of the mount targets (2049)
  * @param mountDefaults the NFS options every mount starts from ({@code --nfs-mount-options})
+ * @param takeover taking over the Go driver's mounts (docs/migration.md)
  */
 public record NodeOptions(
     Path stateDir,
@@ -39,7 +40,8 @@ public record NodeOptions(
     SupervisorOptions supervisor,
     List<String> nfsMountCommand,
     int mountTargetPort,
-    io.efscsi.node.volume.MountDefaults mountDefaults) {
+    io.efscsi.node.volume.MountDefaults mountDefaults,
+    io.efscsi.node.takeover.TakeoverOptions takeover) {
 
   public static final String DEFAULT_STATE_DIR = "/var/run/efs-csi";
 
@@ -67,11 +69,13 @@ public record NodeOptions(
           Flag.string(
               "efs-utils-config-dir-path",
               "/var/amazon/efs",
-              "accepted for compatibility; no effect (no efs-utils)"),
+              "where the host's /var/amazon/efs is mounted (read-only): efs-utils' key, for"
+                  + " taking over the Go driver's mounts"),
           Flag.string(
               "efs-utils-config-legacy-dir-path",
               "/etc/amazon/efs-legacy",
-              "accepted for compatibility; no effect (no efs-utils)"),
+              "where the host's /etc/amazon/efs is mounted (read-only): efs-utils' key, for"
+                  + " taking over the Go driver's mounts"),
           Flag.string(
               "efs-utils-static-files-path",
               "/etc/amazon/efs-static-files/",
@@ -113,6 +117,7 @@ public record NodeOptions(
               GO_FLAGS,
               OWN_FLAGS,
               io.efscsi.node.volume.MountDefaults.FLAGS,
+              io.efscsi.node.takeover.TakeoverOptions.FLAGS,
               SupervisorOptions.FLAGS)
           .flatMap(List::stream)
           .toList();
@@ -156,7 +161,8 @@ public record NodeOptions(
         SupervisorOptions.from(flags, stateDir),
         mountCommand(flags.string("nfs-mount-command")),
         port(flags.integer("mount-target-port")),
-        io.efscsi.node.volume.MountDefaults.from(flags));
+        io.efscsi.node.volume.MountDefaults.from(flags),
+        io.efscsi.node.takeover.TakeoverOptions.from(flags));
   }
 
   private static List<String> mountCommand(String raw) throws UsageException {

@@ -8,6 +8,8 @@ import io.efscsi.node.cloud.NodeMetadata;
 import io.efscsi.node.mount.CommandMounter;
 import io.efscsi.node.mount.MountPoints;
 import io.efscsi.node.mount.Mounter;
+import io.efscsi.node.takeover.Takeover;
+import io.efscsi.node.takeover.TakeoverEvents;
 import io.efscsi.node.volume.AwsMountTargetLookup;
 import io.efscsi.node.volume.InetAddressHostResolver;
 import io.efscsi.node.volume.MountPlan;
@@ -30,6 +32,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,9 +60,11 @@ public final class NodePlugin implements Plugin {
   private static final Duration RETRY = Duration.ofSeconds(2);
 
   private volatile ProxySupervisor supervisor;
+  private volatile Takeover takeover;
   private volatile boolean closed;
   private volatile MeterRegistry registry;
   private Thread starter;
+  private volatile ScheduledExecutorService takeoverTimer;
 
   public NodePlugin(NodeOptions options, Map<String, String> env) {
     this.options = options;
@@ -85,7 +92,7 @@ public final class NodePlugin implements Plugin {
             (id, ctx, flags, ro) ->
                 withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort()),
             new StagingMounts(supervisors, mounter, mounts, cloud.certificates(), UNMOUNT_WAIT),
-            new PublishMounts(mounter, mounts, UNMOUNT_WAIT),
+            new PublishMounts(mounter, mounts, UNMOUNT_WAIT, this::unpublished),
             new VolumeHealth(
                 mounts,
                 supervisors,
@@ -198,6 +205,9 @@ public final class NodePlugin implements Plugin {
           SupervisorMetrics.bind(s, r);
         }
         supervisor = s;
+        if (options.takeover().enabled()) {
+          startTakeover(s);
+        }
         gate.open();
         return;
       } catch (Exception e) {
@@ -213,6 +223,45 @@ public final class NodePlugin implements Plugin {
       } catch (InterruptedException e) {
         return;
       }
+    }
+  }
+
+  /**
+   * Takes over the Go driver's mounts now and at every reconcile interval (docs/migration.md). The
+   * first pass runs before the node reports ready, so the pods' I/O waits no longer than it must.
+   */
+  private void startTakeover(ProxySupervisor s) {
+    Takeover t =
+        new Takeover(
+            options.takeover(),
+            new ProcMountTable(ProcMountTable.SELF),
+            port -> !PortAllocator.loopbackBindable(port),
+            cloud.takeoverCertificates(s::certificateDir),
+            TakeoverEvents.LOG,
+            Clock.systemUTC());
+    takeover = t;
+    Runnable pass =
+        () -> {
+          try {
+            t.pass(s);
+          } catch (java.io.IOException | RuntimeException e) {
+            LOG.error("takeover pass failed (nothing was changed): {}", e.toString());
+          }
+        };
+    pass.run();
+    long every = options.supervisor().config().reconcileInterval().toMillis();
+    takeoverTimer =
+        Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().name("takeover").daemon().factory());
+    takeoverTimer.scheduleWithFixedDelay(pass, every, every, TimeUnit.MILLISECONDS);
+  }
+
+  /** NodeUnpublish removed a target: a taken-over proxy serving it may go. */
+  private void unpublished(Path target) throws java.io.IOException {
+    Takeover t = takeover;
+    ProxySupervisor s = supervisor;
+    if (t != null && s != null) {
+      t.unpublished(s, target);
     }
   }
 
@@ -268,6 +317,10 @@ public final class NodePlugin implements Plugin {
     cloud.close();
     if (starter != null) {
       starter.interrupt();
+    }
+    ScheduledExecutorService timer = takeoverTimer;
+    if (timer != null) {
+      timer.shutdownNow();
     }
     ProxySupervisor s = supervisor;
     if (s != null) {

@@ -22,14 +22,29 @@ public final class PublishMounts {
 
   private static final Logger LOG = LoggerFactory.getLogger(PublishMounts.class);
 
+  /** Told when a target is gone (a taken-over proxy serving it may go too). */
+  @FunctionalInterface
+  public interface Unpublished {
+    void unpublished(Path target) throws IOException;
+
+    Unpublished NONE = target -> {};
+  }
+
   private final Mounter mounter;
   private final MountPoints mounts;
   private final Duration unmountWait;
+  private final Unpublished unpublished;
 
   public PublishMounts(Mounter mounter, MountPoints mounts, Duration unmountWait) {
+    this(mounter, mounts, unmountWait, Unpublished.NONE);
+  }
+
+  public PublishMounts(
+      Mounter mounter, MountPoints mounts, Duration unmountWait, Unpublished unpublished) {
     this.mounter = mounter;
     this.mounts = mounts;
     this.unmountWait = unmountWait;
+    this.unpublished = unpublished;
   }
 
   public void publish(String volumeId, Path stagingPath, Path targetPath, boolean readOnly)
@@ -82,10 +97,15 @@ public final class PublishMounts {
     }
   }
 
+  /**
+   * Unmounts whatever is at the target: our bind mount, or the NFS mount the Go driver made there
+   * directly (a taken-over mount, whose proxy {@link Unpublished} then lets go).
+   */
   public void unpublish(String volumeId, Path targetPath) throws IOException {
     if (mounts.isMounted(targetPath)) {
       Unmounts.unmount(mounter, mounts, targetPath, unmountWait);
     }
+    unpublished.unpublished(targetPath);
     removeEmptyDir(targetPath);
     LOG.debug("volume {} unpublished from {}", volumeId, targetPath);
   }

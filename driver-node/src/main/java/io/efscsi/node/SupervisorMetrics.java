@@ -39,6 +39,11 @@ final class SupervisorMetrics {
         "efs_csi_orphan_mounts_unmounted",
         "orphaned loopback mounts lazily unmounted",
         st.orphanUnmounts);
+    counter(
+        r,
+        "efs_csi_takeovers",
+        "mounts of the Go driver whose port a proxy of ours took over",
+        st.takeovers);
     counter(r, "efs_csi_reconcile_passes", "reconcile passes", st.reconcilePasses);
     counter(
         r,

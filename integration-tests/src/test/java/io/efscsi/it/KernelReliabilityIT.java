@@ -59,6 +59,7 @@ class KernelReliabilityIT {
     Path out = Files.createDirectories(shared.resolve("out"));
     // the TLS endpoint's certificate, made on the machine (fast) and read inside the VM
     NfsLab.selfSigned(shared, "srv", NfsLab.SERVER_NAME);
+    efsUtilsCertificates(shared);
     Path scenarios = shared.resolve("scenarios.sh");
     Files.write(scenarios, KernelVm.resource("/kernel-vm/scenarios.sh"));
     Path testClasses =
@@ -110,7 +111,7 @@ class KernelReliabilityIT {
   }
 
   /** The scenarios this boot runs ({@code -Defscsi.vm.scenarios}, all by default). */
-  static final String SCENARIOS = System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6");
+  static final String SCENARIOS = System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6 8 9");
 
   /**
    * The scenario's facts, with its log attached to any failure; a scenario left out of {@code
@@ -422,5 +423,87 @@ class KernelReliabilityIT {
             .formatted(f.num("unpublish_ms"), f.num("last_seen_mounted_ms")),
         "plain umount, no lazy unmount: a busy target fails NodeUnpublish (\"device busy\", exit"
             + " 16; pods stuck Terminating, #616/#112/#401); opt-in umount -f after 30 s");
+  }
+
+  /**
+   * efs-utils' shared key and two client certificates made as efs-utils makes them (openssl, RSA
+   * 3072, its private extensions): fs id only, and access point + IAM + fs id.
+   */
+  static void efsUtilsCertificates(Path dir) throws Exception {
+    Path key = dir.resolve("efs-key.pem");
+    EfsUtilsFiles.key(key);
+    String fs = EfsUtilsFiles.FILE_SYSTEM + "fs-12345678";
+    EfsUtilsFiles.certificate(key, dir.resolve("efs-tls.crt"), fs);
+    EfsUtilsFiles.certificate(
+        key,
+        dir.resolve("efs-apiam.crt"),
+        EfsUtilsFiles.ACCESS_POINT + "fsap-0123456789abcdef0",
+        EfsUtilsFiles.IAM,
+        fs);
+  }
+
+  @Test
+  void s8_theGoDriversTlsMountIsTakenOverOnItsPortWithoutAnIoError() throws Exception {
+    Facts f = facts("s8");
+    String line = f.get("mount_line");
+    f.that(
+        line.contains("hard") && line.contains("port=20417") && line.contains("timeo=600"),
+        "efs-utils' hard mount: " + line);
+    f.eq("port_open_without_tunnel", "no");
+    f.that(f.num("listening_after_start_ms") > 0, "the port listened again after our start");
+    f.eq("writer_stuck", "no");
+    f.eq("io_err", "0");
+    f.that(f.num("io_ok_before_kill") > 0, "writes went through the Go driver's tunnel");
+    f.that(f.num("io_ok_after") > 0, "writes completed through our proxy");
+    f.that(f.get("proxies").matches("20417:\\d+:alive"), "our proxy on the same port");
+    f.that(f.get("record_key").startsWith("efs-utils:fs-12345678."), "a record of ours");
+    f.eq("certificate_reused", "yes");
+    f.eq("takeover_log", "1");
+    f.eq("takeovers", "1");
+    f.eq("unpublish", "ok unpublished");
+    f.eq("unstage_never_staged", "ok unstaged");
+    f.zeros("mounts_after", "records_after");
+    f.eq("port_open_after", "no");
+    f.eq("proxy_alive_after", "no");
+    figure(
+        "8. the Go driver's node pod replaced by ours with a live TLS mount (efs-utils 1.3x"
+            + " state, stunnel on 20417, hard mount at the pod's target)",
+        ("fsync'd 8 MiB writes: %d before the tunnel was killed, %d in the gap, %d after;"
+                + " 0 I/O errors, the writer never restarted; port 20417 listened again %d ms"
+                + " after our plugin's start (%d ms after the kill), the first write completed"
+                + " %d ms later; efs-utils' certificate presented; NodeUnpublish through our"
+                + " plugin leaves no mount, proxy or record")
+            .formatted(
+                f.num("io_ok_before_kill"),
+                f.num("io_ok_gap"),
+                f.num("io_ok_after"),
+                f.num("listening_after_start_ms"),
+                f.num("listening_after_kill_ms"),
+                f.num("io_first_ok_after_listen_ms")),
+        "no takeover: every existing mount loses its proxy with the old container; hard mounts"
+            + " hang in D state until the node is drained");
+  }
+
+  @Test
+  void s9_anAccessPointIamMountIsTakenOverAndUnreadableStateIsLeftAlone() throws Exception {
+    Facts f = facts("s9");
+    f.eq("port_a_open", "yes");
+    f.eq("read_a", "before");
+    f.eq("write_a_rc", "0");
+    f.eq("certificate_reused", "yes");
+    f.eq("record_bind", "awsfile-v3");
+    f.eq("port_b_open", "no");
+    f.eq("mounts_b", "1");
+    f.eq("refused_log", "1");
+    f.eq("refused_log_later", "1");
+    f.that(f.get("refused_reason").contains("not JSON"), f.get("refused_reason"));
+    f.eq("unpublish_a", "ok unpublished");
+    f.zeros("mounts_a_after", "records_after");
+    f.eq("proxy_alive_after", "no");
+    figure(
+        "9. access point + IAM mount (efs-utils 3.x state) and a torn state file",
+        "taken over with efs-utils' own certificate (access point, IAM) and BindClientToPartition"
+            + " v3; the torn one left alone with one log line naming the pod and the reason",
+        "-");
   }
 }

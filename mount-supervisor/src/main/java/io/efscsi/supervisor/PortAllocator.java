@@ -102,6 +102,11 @@ public final class PortAllocator {
             + " in use by other listeners");
   }
 
+  /** Whether the bind probe succeeds on the port (nothing listens there). */
+  public boolean bindable(int port) {
+    return probe.canBind(port);
+  }
+
   /** Marks a port as held (an adopted proxy's port). */
   public synchronized void hold(int port) {
     held.add(port);

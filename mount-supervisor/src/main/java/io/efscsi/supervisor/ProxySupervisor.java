@@ -240,13 +240,53 @@ public final class ProxySupervisor implements AutoCloseable {
   }
 
   private Supervised create(String key, ProxyConfig proxyConfig, String user) throws IOException {
-    int port = ports.allocate(mountedPorts());
+    return register(key, ports.allocate(mountedPorts()), proxyConfig, Set.of(user));
+  }
+
+  /**
+   * Starts a proxy of ours on a port that a kernel mount made by someone else already uses (the Go
+   * driver's efs-utils, whose proxy died with its container), with the mount points as its users.
+   * From then on it is like any other: a state record, its own cgroup, adoption, the reconciler,
+   * release when its users are gone. Refuses a key or port of ours and a port something listens on;
+   * the port is not taken from the allocator's range, but the allocator never hands it out while a
+   * mount carries it.
+   */
+  public Lease takeOver(String key, int port, ProxyConfig proxyConfig, Set<String> users)
+      throws IOException {
+    Supervised s;
+    synchronized (this) {
+      if (byKey.containsKey(key) || ports.isHeld(port)) {
+        throw new ProxyStartException(
+            ProxyStartException.Reason.CONFIG,
+            "port " + port + " or key " + key + " already belongs to a proxy of ours");
+      }
+      if (!ports.bindable(port)) {
+        throw new ProxyStartException(
+            ProxyStartException.Reason.BIND_FAILED,
+            "something still listens on 127.0.0.1:" + port + "; not taking it over");
+      }
+      ports.hold(port);
+      s = register(key, port, proxyConfig, users);
+    }
+    try {
+      s.launchAndAwait();
+    } catch (ProxyStartException e) {
+      forget(s);
+      throw e;
+    }
+    stats.takeovers.incrementAndGet();
+    LOG.info("took over 127.0.0.1:{} for {} (key {})", port, users, key);
+    return new Lease(key, port);
+  }
+
+  private Supervised register(String key, int port, ProxyConfig proxyConfig, Set<String> users)
+      throws IOException {
     String id = "proxy-" + port;
     Map<String, String> cfg = new LinkedHashMap<>(proxyConfig.toMap());
     cfg.put(ProxyConfig.Keys.LISTEN_PORT, Integer.toString(port));
     cfg.put(ProxyConfig.Keys.CONTROL_SOCKET, store.dir().resolve(id + ".sock").toString());
     ProxyConfig.fromMap(cfg); // validates
-    ProxyRecord r = new ProxyRecord(id, key, port, 0, 0, "", cfg, Set.of(user), 0, clock.millis());
+    ProxyRecord r = new ProxyRecord(id, key, port, 0, 0, "", cfg, users, 0, clock.millis());
     try {
       writeRecord(r);
     } catch (IOException e) {
@@ -324,6 +364,11 @@ public final class ProxySupervisor implements AutoCloseable {
     }
     s.stop();
     forget(s);
+  }
+
+  /** Whether a proxy of ours holds the port (its own or a taken-over one). */
+  public boolean holds(int port) {
+    return ports.isHeld(port);
   }
 
   /** Where TLS client certificates for the proxies are kept (0700, beside the records). */

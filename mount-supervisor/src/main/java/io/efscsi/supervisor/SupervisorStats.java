@@ -12,6 +12,7 @@ public final class SupervisorStats {
   public final AtomicLong adoptionRestarts = new AtomicLong();
   public final AtomicLong healthRestarts = new AtomicLong();
   public final AtomicLong orphanUnmounts = new AtomicLong();
+  public final AtomicLong takeovers = new AtomicLong();
   public final AtomicLong stopped = new AtomicLong();
   public final AtomicLong reconcilePasses = new AtomicLong();
   public final AtomicLong reconcileFailures = new AtomicLong();

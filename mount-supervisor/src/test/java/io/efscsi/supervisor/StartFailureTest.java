@@ -32,6 +32,18 @@ class StartFailureTest {
 
   @TempDir Path state;
 
+  /** A process table in which no process is alive (the launched ones have exited). */
+  static final ProcessTable NO_PROCESSES =
+      new ProcessTable() {
+        @Override
+        public OptionalLong startTicks(long pid) {
+          return OptionalLong.empty();
+        }
+
+        @Override
+        public void signal(long pid, boolean force) {}
+      };
+
   /** A process that has already exited with {@code code}; its onExit completes when told to. */
   static final class ExitedProcess extends Process {
     final int code;
@@ -96,16 +108,7 @@ class StartFailureTest {
           started.add(p);
           return new ProxyLauncher.Started(p.pid(), Optional.of(p));
         };
-    ProcessTable processes =
-        new ProcessTable() {
-          @Override
-          public OptionalLong startTicks(long pid) {
-            return OptionalLong.empty();
-          }
-
-          @Override
-          public void signal(long pid, boolean force) {}
-        };
+    ProcessTable processes = NO_PROCESSES;
     try (ProxySupervisor sup =
         new ProxySupervisor(
             SupervisorConfig.defaults(state).withPorts(20049, 20049),

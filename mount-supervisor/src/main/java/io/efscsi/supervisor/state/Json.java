@@ -7,7 +7,8 @@ import java.util.Map;
 
 /**
  * Just enough JSON for the state records (the supervisor carries no JSON library): objects, arrays,
- * strings, integers, booleans and null. Parse errors name the offset.
+ * strings, numbers (integers as Long, others as Double), booleans and null. Parse errors name the
+ * offset.
  */
 public final class Json {
 
@@ -203,19 +204,24 @@ public final class Json {
     }
   }
 
-  private Long number() {
+  /** An integer as a {@code Long}; a number with a fraction or exponent as a {@code Double}. */
+  private Number number() {
     int start = i;
     if (peek('-')) {
       i++;
     }
-    while (i < s.length() && Character.isDigit(s.charAt(i))) {
-      i++;
-    }
-    if (i < s.length() && (s.charAt(i) == '.' || s.charAt(i) == 'e' || s.charAt(i) == 'E')) {
-      throw error("only integers are used in state records");
+    boolean fraction = false;
+    for (; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (".eE+-".indexOf(c) >= 0) {
+        fraction = true; // efs-utils' state files carry epoch seconds as floats
+      } else if (!Character.isDigit(c)) {
+        break;
+      }
     }
     try {
-      return Long.parseLong(s.substring(start, i));
+      String text = s.substring(start, i);
+      return fraction ? (Number) Double.parseDouble(text) : (Number) Long.parseLong(text);
     } catch (NumberFormatException e) {
       throw error("bad number");
     }

@@ -1,0 +1,168 @@
+package io.efscsi.node.takeover;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Writes efs-utils state the way mount.efs does, per release line, in its exact formats (read from
+ * efs-utils' sources, not copied): the file stem {@code get_mount_specific_filename}, the
+ * tunnel-config lines of {@code write_stunnel_config_file} in its key order ({@code key = value},
+ * globals first, {@code socket} twice), and the state JSON of {@code write_tunnel_state_file} as
+ * Python's {@code json.dump} prints it ({@code ", "} and {@code ": "}, insertion order, the
+ * certificate details last, {@code mount_time} a float, the watchdog's {@code unmount_count}).
+ */
+final class EfsUtilsSamples {
+
+  /** The release line that wrote the state. */
+  enum Release {
+    /** efs-utils 1.35: stunnel only. */
+    V1_35_STUNNEL,
+    /** efs-utils 2.x, efs-proxy. */
+    V2_PROXY,
+    /** efs-utils 2.x with the {@code stunnel} option. */
+    V2_STUNNEL,
+    /** efs-utils 3.x, efs-proxy. */
+    V3_PROXY,
+    /** efs-utils 3.x with the {@code stunnel} option. */
+    V3_STUNNEL
+  }
+
+  static final String FS = "fs-0123456789abcdef0";
+  static final String AP = "fsap-0123456789abcdef0";
+  static final String REGION = "us-east-1";
+  static final String DNS = FS + ".efs." + REGION + ".amazonaws.com";
+  static final String POD_TARGET =
+      "/var/lib/kubelet/pods/5a1c3e2f-0d4b-4c1e-9a7b-2f1e3d4c5b6a/volumes/kubernetes.io~csi/"
+          + "pv-efs.data/mount";
+
+  Release release = Release.V3_PROXY;
+  String mountPoint = POD_TARGET;
+  int port = 20417;
+  boolean tls = true;
+  Optional<String> accessPoint = Optional.empty();
+  Optional<String> credentialsMethod = Optional.empty();
+  String connectHost = DNS;
+  String caFile = "/etc/amazon/efs/efs-utils.crt";
+  long pid = 4711;
+
+  EfsUtilsSamples release(Release r) {
+    this.release = r;
+    return this;
+  }
+
+  String stem() {
+    return FS + "." + EfsUtilsStateParser.fileSafe(mountPoint) + "." + port;
+  }
+
+  private boolean proxy() {
+    return release == Release.V2_PROXY || release == Release.V3_PROXY;
+  }
+
+  private boolean v3() {
+    return release == Release.V3_PROXY || release == Release.V3_STUNNEL;
+  }
+
+  String configPath() {
+    return "/var/run/efs/stunnel-config." + stem();
+  }
+
+  /** The tunnel config, line by line as efs-utils serialises it. */
+  String config() {
+    List<String> l = new ArrayList<>();
+    l.add("fips = no");
+    l.add("foreground = " + (proxy() ? "yes" : "quiet"));
+    l.add("socket = l:SO_REUSEADDR=yes");
+    l.add("socket = a:SO_BINDTODEVICE=lo");
+    l.add("pid = /var/run/efs/" + stem() + "+/stunnel.pid");
+    l.add("[efs]");
+    l.add("client = yes");
+    l.add("accept = 127.0.0.1:" + port);
+    l.add("connect = " + connectHost + ":2049");
+    l.add("sslVersion = TLSv1.2");
+    l.add("renegotiation = no");
+    l.add("TIMEOUTbusy = 20");
+    l.add("TIMEOUTclose = 0");
+    l.add("TIMEOUTidle = 70");
+    l.add("delay = yes");
+    if (tls) {
+      l.add("verify = 2");
+      l.add("CAfile = " + caFile);
+      l.add("cert = /var/run/efs/" + stem() + "+/certificate.pem");
+      l.add("key = /etc/amazon/efs/privateKey.pem");
+      l.add("checkHost = " + DNS);
+    }
+    if (!proxy()) {
+      l.add("libwrap = no");
+    }
+    if (proxy() && v3()) {
+      l.add("retry_nfs_mount_command_timeout_sec = 15");
+      l.add("fs_id = " + FS);
+      l.add("region = " + REGION);
+      l.add("efs_utils_version = 3.2.0");
+    }
+    return String.join("\n", l);
+  }
+
+  /** The state JSON after the watchdog's first rewrite. */
+  String state() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("pid", pid);
+    List<String> cmd = new ArrayList<>();
+    if (proxy()) {
+      cmd.add("/usr/bin/efs-proxy");
+      cmd.add(configPath());
+      if (tls) {
+        cmd.add("--tls");
+      }
+      if (v3()) {
+        cmd.add("--no-direct-s3-read");
+      }
+    } else {
+      cmd.add("/usr/bin/stunnel");
+      cmd.add(configPath());
+    }
+    s.put("cmd", cmd);
+    s.put("files", List.of(configPath()));
+    s.put("mount_time", "1763900000.123456");
+    s.put("mountpoint", mountPoint);
+    if (v3()) {
+      s.put("service_type", "elasticfilesystem");
+    }
+    if (tls) {
+      credentialsMethod.ifPresent(c -> s.put("awsCredentialsMethod", c));
+      accessPoint.ifPresent(a -> s.put("accessPoint", a));
+      s.put("mountStateDir", stem() + "+");
+      s.put("commonName", "ip-10-0-1-23.ec2.internal");
+      s.put("region", REGION);
+      s.put("certificateCreationTime", "251124010203Z");
+      s.put("certificate", "/var/run/efs/" + stem() + "+/certificate.pem");
+      s.put("privateKey", "/etc/amazon/efs/privateKey.pem");
+      s.put("fsId", FS);
+    }
+    s.put("unmount_count", 0L);
+    return python(s);
+  }
+
+  /** Python's json.dumps with default separators. */
+  static String python(Object v) {
+    if (v instanceof Map<?, ?> m) {
+      List<String> parts = new ArrayList<>();
+      m.forEach((k, x) -> parts.add(python(k) + ": " + python(x)));
+      return "{" + String.join(", ", parts) + "}";
+    }
+    if (v instanceof List<?> l) {
+      return "[" + String.join(", ", l.stream().map(EfsUtilsSamples::python).toList()) + "]";
+    }
+    if (v instanceof String s) {
+      return s.matches("[0-9]+\\.[0-9]+") ? s : "\"" + s + "\"";
+    }
+    return String.valueOf(v);
+  }
+
+  EfsUtilsState parse() throws UnusableStateException {
+    return EfsUtilsStateParser.parse(stem(), state(), config());
+  }
+}
