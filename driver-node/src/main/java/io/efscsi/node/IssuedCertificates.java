@@ -43,8 +43,90 @@ final class IssuedCertificates implements ClientCertificateSource {
             plan.fileSystemId(), plan.accessPointId(), plan.iam(), plan.credentials(), region);
     Path keyDir = dir.resolve(digest(plan.proxyKey()));
     ClientCertificates.Issued issued = certificates.issue(keyDir, request);
-    renewer.ifPresent(r -> r.track(keyDir, request));
+    if (renewer.isPresent()) {
+      saveRequest(keyDir, request);
+      renewer.get().track(keyDir, request);
+    }
     return Optional.of(new Files(issued.certificate(), issued.privateKey()));
+  }
+
+  /**
+   * After a restart of the plugin: renews again the certificates of the proxies it adopted (kubelet
+   * does not stage a staged volume again, so {@link #forPlan} is not called for them, and their
+   * certificates would expire three hours after their last renewal).
+   *
+   * @return how many were resumed
+   */
+  int resume(Path dir, java.util.Collection<String> proxyKeys) {
+    int resumed = 0;
+    for (String key : proxyKeys) {
+      Path keyDir = dir.resolve(digest(key));
+      Path saved = keyDir.resolve(REQUEST_FILE);
+      if (renewer.isEmpty() || !java.nio.file.Files.isRegularFile(saved)) {
+        continue;
+      }
+      try {
+        renewer.get().track(keyDir, loadRequest(saved));
+        resumed++;
+      } catch (IOException | RuntimeException e) {
+        LOG.error(
+            "cannot renew the client certificate in {} any more ({}): its proxy's new TLS"
+                + " connections fail once it expires; unstage and stage the volume again",
+            keyDir,
+            e.getMessage());
+      }
+    }
+    return resumed;
+  }
+
+  /** What a renewal needs, beside the certificate: {@link ClientCertificates.Request}. */
+  static final String REQUEST_FILE = "request.properties";
+
+  private static void saveRequest(Path keyDir, ClientCertificates.Request r) {
+    java.util.Properties p = new java.util.Properties();
+    p.setProperty("fileSystemId", r.fileSystemId());
+    r.accessPointId().ifPresent(v -> p.setProperty("accessPointId", v));
+    p.setProperty("iam", Boolean.toString(r.iam()));
+    r.credentials().awsProfile().ifPresent(v -> p.setProperty("awsProfile", v));
+    r.credentials().roleArn().ifPresent(v -> p.setProperty("roleArn", v));
+    r.credentials().jwtPath().ifPresent(v -> p.setProperty("jwtPath", v));
+    p.setProperty("region", r.region());
+    Path tmp = keyDir.resolve(REQUEST_FILE + ".tmp");
+    try (var out = java.nio.file.Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
+      p.store(out, "what renews this client certificate (efs-csi node plugin)");
+      out.close();
+      java.nio.file.Files.move(
+          tmp,
+          keyDir.resolve(REQUEST_FILE),
+          java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    } catch (IOException e) {
+      LOG.warn(
+          "cannot record how to renew {} ({}): after a plugin restart it is not renewed",
+          keyDir,
+          e.getMessage());
+    }
+  }
+
+  static ClientCertificates.Request loadRequest(Path saved) throws IOException {
+    java.util.Properties p = new java.util.Properties();
+    try (var in = java.nio.file.Files.newBufferedReader(saved, StandardCharsets.UTF_8)) {
+      p.load(in);
+    }
+    String fs = p.getProperty("fileSystemId");
+    String region = p.getProperty("region");
+    if (fs == null || region == null) {
+      throw new IOException(saved + " lacks fileSystemId or region");
+    }
+    return new ClientCertificates.Request(
+        fs,
+        Optional.ofNullable(p.getProperty("accessPointId")),
+        Boolean.parseBoolean(p.getProperty("iam")),
+        new io.efscsi.node.volume.MountPlan.IamCredentialsSource(
+            Optional.ofNullable(p.getProperty("awsProfile")),
+            Optional.ofNullable(p.getProperty("roleArn")),
+            Optional.ofNullable(p.getProperty("jwtPath"))),
+        region);
   }
 
   @Override
@@ -53,7 +135,9 @@ final class IssuedCertificates implements ClientCertificateSource {
     renewer.ifPresent(r -> r.untrack(keyDir));
     try {
       for (String f :
-          new String[] {ClientCertificates.CERTIFICATE_FILE, ClientCertificates.PRIVATE_KEY_FILE}) {
+          new String[] {
+            ClientCertificates.CERTIFICATE_FILE, ClientCertificates.PRIVATE_KEY_FILE, REQUEST_FILE
+          }) {
         java.nio.file.Files.deleteIfExists(keyDir.resolve(f));
       }
       java.nio.file.Files.deleteIfExists(keyDir);

@@ -200,6 +200,18 @@ final class NodeCloud implements AutoCloseable {
         root);
   }
 
+  /**
+   * Renews again the certificates of the adopted proxies with these keys (after a plugin restart).
+   */
+  void resumeRenewals(Path certificateDir, java.util.Collection<String> proxyKeys) {
+    resolveMetadata();
+    int n = issued().resume(certificateDir, proxyKeys);
+    if (n > 0) {
+      org.slf4j.LoggerFactory.getLogger(NodeCloud.class)
+          .info("renewing the client certificates of {} adopted proxies again", n);
+    }
+  }
+
   private IssuedCertificates issued() {
     return new IssuedCertificates(certificates, Optional.of(renewer), metadata.region());
   }

@@ -16,6 +16,7 @@ import io.efscsi.node.volume.MountPlan;
 import io.efscsi.node.volume.MountPlanner;
 import io.efscsi.node.volume.MountTargetResolver;
 import io.efscsi.supervisor.PortAllocator;
+import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
 import io.efscsi.supervisor.cgroup.CgroupDetector;
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
@@ -205,6 +206,13 @@ public final class NodePlugin implements Plugin {
           SupervisorMetrics.bind(s, r);
         }
         supervisor = s;
+        try {
+          cloud.resumeRenewals(
+              s.certificateDir(), s.status().stream().map(ProxyStatus::key).toList());
+        } catch (RuntimeException e) {
+          LOG.error(
+              "cannot renew the adopted proxies' client certificates again: {}", e.toString());
+        }
         if (options.takeover().enabled()) {
           startTakeover(s);
         }
