@@ -45,6 +45,7 @@ final class NodeCloud implements AutoCloseable {
   private volatile CertificateRenewer renewer;
   private volatile ClientCertificates certificates;
   private volatile NotReadyTaintRemover taint;
+  private KubernetesClient eventsClient;
 
   NodeCloud(Map<String, String> env) {
     this.env = env;
@@ -201,6 +202,26 @@ final class NodeCloud implements AutoCloseable {
   }
 
   /**
+   * Where takeover news goes: the log, and Events on the pods when the plugin runs in a cluster
+   * ({@code KUBERNETES_SERVICE_HOST} and {@code CSI_NODE_NAME} set).
+   */
+  io.efscsi.node.takeover.TakeoverEvents takeoverEvents() {
+    String node = env.getOrDefault("CSI_NODE_NAME", "").strip();
+    if (!env.containsKey("KUBERNETES_SERVICE_HOST") || node.isEmpty()) {
+      return io.efscsi.node.takeover.TakeoverEvents.LOG;
+    }
+    return new io.efscsi.node.takeover.PodTakeoverEvents(
+        new io.efscsi.node.events.PodEvents(this::eventsClient, node, java.time.Clock.systemUTC()));
+  }
+
+  private synchronized KubernetesClient eventsClient() {
+    if (eventsClient == null) {
+      eventsClient = kubernetes().get();
+    }
+    return eventsClient;
+  }
+
+  /**
    * Renews again the certificates of the adopted proxies with these keys (after a plugin restart).
    */
   void resumeRenewals(Path certificateDir, java.util.Collection<String> proxyKeys) {
@@ -220,6 +241,11 @@ final class NodeCloud implements AutoCloseable {
   public void close() {
     if (taint != null) {
       taint.close();
+    }
+    synchronized (this) {
+      if (eventsClient != null) {
+        eventsClient.close();
+      }
     }
     if (renewer != null) {
       renewer.close();

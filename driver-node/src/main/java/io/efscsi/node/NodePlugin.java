@@ -9,7 +9,6 @@ import io.efscsi.node.mount.CommandMounter;
 import io.efscsi.node.mount.MountPoints;
 import io.efscsi.node.mount.Mounter;
 import io.efscsi.node.takeover.Takeover;
-import io.efscsi.node.takeover.TakeoverEvents;
 import io.efscsi.node.volume.AwsMountTargetLookup;
 import io.efscsi.node.volume.InetAddressHostResolver;
 import io.efscsi.node.volume.MountPlan;
@@ -245,7 +244,7 @@ public final class NodePlugin implements Plugin {
             new ProcMountTable(ProcMountTable.SELF),
             port -> !PortAllocator.loopbackBindable(port),
             cloud.takeoverCertificates(s::certificateDir),
-            TakeoverEvents.LOG,
+            cloud.takeoverEvents(),
             Clock.systemUTC());
     takeover = t;
     Runnable pass =

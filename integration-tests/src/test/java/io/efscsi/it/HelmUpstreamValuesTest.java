@@ -288,7 +288,17 @@ class HelmUpstreamValuesTest {
     assertFalse(env(dplugin).containsKey("DISABLE_TAINT_WATCHER"));
     List<HasMetadata> prod = render("production.yaml");
     ClusterRole locked = named(prod, ClusterRole.class, "efs-csi-node-role").orElseThrow();
-    assertTrue(locked.getRules().stream().noneMatch(r -> r.getVerbs().contains("patch")));
+    // disableMutation: the Node is never patched (events on pods are not a mutation of the node)
+    assertTrue(
+        locked.getRules().stream()
+            .filter(r -> r.getResources().contains("nodes"))
+            .noneMatch(r -> r.getVerbs().contains("patch")));
+    assertTrue(
+        locked.getRules().stream()
+            .anyMatch(r ->
+                r.getResources().equals(List.of("events"))
+                    && r.getVerbs().containsAll(List.of("create", "patch"))),
+        "events on pods (the takeover): " + locked.getRules());
     assertEquals(
         "true",
         env(container(nodePod(prod), "efs-plugin")).get("DISABLE_TAINT_WATCHER").getValue());

@@ -3,8 +3,8 @@ package io.efscsi.node.takeover;
 import java.util.List;
 
 /**
- * What the operator hears about takeovers. The node has no Kubernetes event recorder yet, so the
- * one adapter logs ({@link #LOG}); an event adapter (naming the pod) plugs in here.
+ * What the operator hears about takeovers: log lines ({@link #LOG}) and, in a cluster, Events on
+ * the pods ({@link PodTakeoverEvents}).
  */
 public interface TakeoverEvents {
 
