@@ -14,6 +14,7 @@ import io.efscsi.node.volume.InetAddressHostResolver;
 import io.efscsi.node.volume.MountPlan;
 import io.efscsi.node.volume.MountPlanner;
 import io.efscsi.node.volume.MountTargetResolver;
+import io.efscsi.node.volume.VolumeHandle;
 import io.efscsi.supervisor.PortAllocator;
 import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
@@ -92,7 +93,7 @@ public final class NodePlugin implements Plugin {
             (id, ctx, flags, ro) ->
                 withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort()),
             new StagingMounts(supervisors, mounter, mounts, cloud.certificates(), UNMOUNT_WAIT),
-            new PublishMounts(mounter, mounts, UNMOUNT_WAIT, this::unpublished),
+            new PublishMounts(mounter, mounts, UNMOUNT_WAIT, this::unpublished, this::takenOver),
             new VolumeHealth(
                 mounts,
                 supervisors,
@@ -261,6 +262,19 @@ public final class NodePlugin implements Plugin {
         Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("takeover").daemon().factory());
     takeoverTimer.scheduleWithFixedDelay(pass, every, every, TimeUnit.MILLISECONDS);
+  }
+
+  /** Whether a taken-over proxy serves this volume's file system at {@code target}. */
+  private boolean takenOver(String volumeId, Path target) {
+    ProxySupervisor s = supervisor;
+    if (takeover == null || s == null) {
+      return false;
+    }
+    try {
+      return Takeover.serves(s, VolumeHandle.parse(volumeId).fileSystemId(), target);
+    } catch (DriverException e) {
+      return false; // not a volume id of ours: nothing taken over for it
+    }
   }
 
   /** NodeUnpublish removed a target: a taken-over proxy serving it may go. */

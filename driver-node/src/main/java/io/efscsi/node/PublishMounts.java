@@ -30,25 +30,45 @@ public final class PublishMounts {
     Unpublished NONE = target -> {};
   }
 
+  /** Whether a taken-over proxy of ours serves a volume's file system at a target. */
+  @FunctionalInterface
+  public interface TakenOver {
+    boolean serves(String volumeId, Path target);
+
+    TakenOver NONE = (volumeId, target) -> false;
+  }
+
   private final Mounter mounter;
   private final MountPoints mounts;
   private final Duration unmountWait;
   private final Unpublished unpublished;
+  private final TakenOver takenOver;
 
   public PublishMounts(Mounter mounter, MountPoints mounts, Duration unmountWait) {
-    this(mounter, mounts, unmountWait, Unpublished.NONE);
+    this(mounter, mounts, unmountWait, Unpublished.NONE, TakenOver.NONE);
   }
 
   public PublishMounts(
-      Mounter mounter, MountPoints mounts, Duration unmountWait, Unpublished unpublished) {
+      Mounter mounter,
+      MountPoints mounts,
+      Duration unmountWait,
+      Unpublished unpublished,
+      TakenOver takenOver) {
     this.mounter = mounter;
     this.mounts = mounts;
     this.unmountWait = unmountWait;
     this.unpublished = unpublished;
+    this.takenOver = takenOver;
   }
 
   public void publish(String volumeId, Path stagingPath, Path targetPath, boolean readOnly)
       throws IOException {
+    if (mounts.at(targetPath).filter(MountInfo::isLoopbackNfs).isPresent()
+        && takenOver.serves(volumeId, targetPath)) {
+      // the Go driver's mount of this volume, taken over: already published (kubelet publishes
+      // again after its own restart)
+      return;
+    }
     Optional<MountInfo> staged = mounts.at(stagingPath);
     if (staged.isEmpty()) {
       throw DriverException.failedPrecondition(

@@ -55,6 +55,30 @@ class PublishMountsTest {
   }
 
   @Test
+  void aGoDriverMountTakenOverAtTheTargetIsAlreadyPublished() throws Exception {
+    Path target = tmp.resolve("pods/uid-1/volumes/kubernetes.io~csi/pv-1/mount");
+    kernel.mountNfs("127.0.0.1:/", target, List.of("hard", "port=20417"));
+    PublishMounts withTakeover =
+        new PublishMounts(
+            kernel,
+            mounts,
+            Duration.ofMillis(200),
+            PublishMounts.Unpublished.NONE,
+            (volumeId, t) -> volumeId.equals("fs-1") && t.equals(target));
+    Path staging = staged();
+    int calls = kernel.calls.size();
+    withTakeover.publish("fs-1", staging, target, false); // kubelet again after its restart
+    assertEquals(calls, kernel.calls.size(), "nothing mounted: it is published");
+    DriverException other =
+        assertThrows(
+            DriverException.class, () -> withTakeover.publish("fs-2", staging, target, false));
+    assertEquals(DriverException.Kind.ALREADY_EXISTS, other.kind(), "another volume's target");
+    DriverException without =
+        assertThrows(DriverException.class, () -> publish.publish("fs-1", staging, target, false));
+    assertEquals(DriverException.Kind.ALREADY_EXISTS, without.kind(), "no takeover, no pass");
+  }
+
+  @Test
   void publishBeforeStageIsAFailedPrecondition() {
     DriverException e =
         assertThrows(

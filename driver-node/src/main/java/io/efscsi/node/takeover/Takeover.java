@@ -183,6 +183,17 @@ public final class Takeover {
   }
 
   /**
+   * Whether a proxy that took over the Go driver's mount serves file system {@code fileSystemId} at
+   * {@code target} (kubelet may publish a volume again after its own restart: that target is
+   * already published).
+   */
+  public static boolean serves(ProxySupervisor sup, String fileSystemId, Path target) {
+    return sup.leaseOf(target.normalize().toString())
+        .filter(l -> l.key().startsWith(TakeoverPlanner.KEY_PREFIX + fileSystemId + "."))
+        .isPresent();
+  }
+
+  /**
    * NodeUnpublish removed {@code target}: a taken-over proxy serving it loses that user, and goes
    * (with its certificate) once nobody uses it and no mount carries its port.
    */
