@@ -105,6 +105,10 @@ class ControllerIT {
     client = CsiChannels.open(new Endpoint.Unix(socket));
   }
 
+  /** Whether the proxies' default cgroup parent was there before the test (see stop()). */
+  private final boolean cgroupParentBefore =
+      HostCleanup.cgroupParentExists(HostCleanup.DEFAULT_CGROUP_PARENT);
+
   @AfterEach
   void stop() throws Exception {
     if (client != null) {
@@ -113,6 +117,8 @@ class ControllerIT {
     if (driver != null) {
       assertEquals(0, driver.terminate(Duration.ofSeconds(20)), driver.logText());
     }
+    // --delete-access-point-root-dir runs a supervisor, which makes the default cgroup parent
+    HostCleanup.removeDefaultCgroupParentIfNew(cgroupParentBefore);
     emu.close();
   }
 

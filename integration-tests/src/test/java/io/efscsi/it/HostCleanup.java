@@ -26,6 +26,24 @@ final class HostCleanup {
 
   private HostCleanup() {}
 
+  /** The proxies' default cgroup parent, which a plugin started with default flags makes. */
+  static final String DEFAULT_CGROUP_PARENT = "efs-csi";
+
+  /** Whether {@code parent} is there under any cgroup root. */
+  static boolean cgroupParentExists(String parent) {
+    return CGROUP_ROOTS.stream().anyMatch(r -> Files.isDirectory(r.resolve(parent)));
+  }
+
+  /**
+   * Removes the default cgroup parent when the test made it ({@code before}: whether it was there
+   * when the test began); a plugin run with default flags makes it for its proxies.
+   */
+  static void removeDefaultCgroupParentIfNew(boolean before) throws IOException {
+    if (!before && cgroupParentExists(DEFAULT_CGROUP_PARENT)) {
+      removeCgroupParent(DEFAULT_CGROUP_PARENT);
+    }
+  }
+
   /**
    * Removes {@code parent} under every cgroup root, its (empty) children first. A group that still
    * holds a process stays, and says so.
