@@ -90,6 +90,22 @@ class NodeIT {
    */
   static PackagedDriver startPlugin(Path tmp, String name, String ports, int mountTargetPort)
       throws Exception {
+    return startPlugin(
+        tmp, name, ports, mountTargetPort, List.of(), List.of("--proxy-cgroup=none"));
+  }
+
+  /**
+   * As {@link #startPlugin(Path, String, String, int)}, with the launcher run through {@code
+   * wrapper} (e.g. a shell that first enters a cgroup) and {@code flags} added (the cgroup flags).
+   */
+  static PackagedDriver startPlugin(
+      Path tmp,
+      String name,
+      String ports,
+      int mountTargetPort,
+      List<String> wrapper,
+      List<String> flags)
+      throws Exception {
     Path stateDir = tmp.resolve("state");
     Path fakeLog = tmp.resolve("nfs-mounts.log");
     Path script = tmp.resolve("fake-nfs-mount");
@@ -104,20 +120,23 @@ class NodeIT {
     env.put("CSI_NODE_NAME", "node-it-1");
     env.put("AWS_REGION", "us-east-1");
     Path socket = tmp.resolve("plugin/csi.sock");
+    List<String> args = new ArrayList<>();
+    args.add("node");
+    args.add("--endpoint=unix://" + socket);
+    args.add("--state-dir=" + stateDir);
+    args.add("--proxy-port-range=" + ports);
+    args.add("--mount-absent-grace=1h");
+    args.add("--vol-metrics-opt-in");
+    args.add("--nfs-mount-command=" + script);
+    args.add("--mount-target-port=" + mountTargetPort);
+    args.addAll(flags);
     PackagedDriver d =
         PackagedDriver.start(
             socket,
             tmp.resolve("node-" + name.replaceAll("\\W", "") + "-" + System.nanoTime() + ".log"),
             env,
-            "node",
-            "--endpoint=unix://" + socket,
-            "--state-dir=" + stateDir,
-            "--proxy-port-range=" + ports,
-            "--proxy-cgroup=none",
-            "--mount-absent-grace=1h",
-            "--vol-metrics-opt-in",
-            "--nfs-mount-command=" + script,
-            "--mount-target-port=" + mountTargetPort);
+            wrapper,
+            args.toArray(String[]::new));
     d.awaitSocket(Duration.ofSeconds(30));
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (!ready(d)) {

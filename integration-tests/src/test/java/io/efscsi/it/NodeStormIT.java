@@ -75,11 +75,11 @@ class NodeStormIT {
   }
 
   Path staging(int v) {
-    return tmp.resolve("kubelet/plugins/kubernetes.io/csi/efs.csi.aws.com/" + v + "/globalmount");
+    return NodeFacts.staging(tmp, v);
   }
 
   Path target(int v, int pod) {
-    return tmp.resolve("kubelet/pods/pod-" + v + "-" + pod + "/volumes/kubernetes.io~csi/pv/mount");
+    return NodeFacts.target(tmp, v, pod);
   }
 
   /** Runs every call at once (released together), each retried as kubelet retries; times in ns. */

@@ -57,7 +57,14 @@ final class PackagedDriver implements AutoCloseable {
 
   static PackagedDriver start(Path socket, Path log, Map<String, String> env, String... args)
       throws IOException {
-    List<String> cmd = new ArrayList<>();
+    return start(socket, log, env, List.of(), args);
+  }
+
+  /** As {@link #start(Path, Path, Map, String...)}, the launcher run through {@code wrapper}. */
+  static PackagedDriver start(
+      Path socket, Path log, Map<String, String> env, List<String> wrapper, String... args)
+      throws IOException {
+    List<String> cmd = new ArrayList<>(wrapper);
     cmd.add(distDir().resolve("bin/efs-csi").toString());
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd);

@@ -155,6 +155,7 @@ public final class ProxySupervisor implements AutoCloseable {
    */
   public void start() throws IOException {
     List<Supervised> toRestart = new ArrayList<>();
+    List<Supervised> unwanted = new ArrayList<>();
     synchronized (this) {
       for (ProxyRecord r : store.list()) {
         if (byKey.containsKey(r.key())) {
@@ -170,14 +171,15 @@ public final class ProxySupervisor implements AutoCloseable {
         presence.watch(r.port());
         Supervised s = new Supervised(this, r, placer.existing(r.cgroup()));
         byKey.put(r.key(), s);
-        if (s.adoptIfAlive()) {
+        boolean alive = s.adoptIfAlive();
+        if (alive) {
           stats.adopted.incrementAndGet();
           LOG.info("adopted proxy for port {} (pid {}, key {})", r.port(), r.pid(), r.key());
         } else if (r.wanted()) {
           toRestart.add(s);
-        } else {
-          LOG.info(
-              "proxy for port {} is gone and unwanted; the reconciler will clean up", r.port());
+        }
+        if (!r.wanted()) {
+          unwanted.add(s);
         }
       }
     }
@@ -185,6 +187,7 @@ public final class ProxySupervisor implements AutoCloseable {
       stats.adoptionRestarts.incrementAndGet();
       s.restartNow("was not running when the supervisor started");
     }
+    finishInterruptedReleases(unwanted);
     reconcileNow();
     long every = config.reconcileInterval().toMillis();
     scheduler.scheduleWithFixedDelay(this::reconcileQuietly, every, every, TimeUnit.MILLISECONDS);
@@ -364,6 +367,33 @@ public final class ProxySupervisor implements AutoCloseable {
     }
     s.stop();
     forget(s);
+  }
+
+  /**
+   * Proxies without users are ones whose release a crash interrupted (their last user was removed,
+   * the proxy not yet stopped or its record not yet deleted): finished now as {@link #release}
+   * would have, when no mount carries the port; otherwise left to the reconciler, which unmounts an
+   * orphan before the port is released.
+   */
+  private void finishInterruptedReleases(List<Supervised> unwanted) throws IOException {
+    if (unwanted.isEmpty()) {
+      return;
+    }
+    Set<Integer> mounted = mountedPorts();
+    for (Supervised s : unwanted) {
+      if (mounted.contains(s.port())) {
+        LOG.info(
+            "proxy for port {} has no users but a mount still carries it; left to the reconciler",
+            s.port());
+        continue;
+      }
+      LOG.info(
+          "proxy for port {} was being released when the supervisor stopped (no users, no mount);"
+              + " finishing the release",
+          s.port());
+      s.stop();
+      forget(s);
+    }
   }
 
   /** Whether a proxy of ours holds the port (its own or a taken-over one). */
