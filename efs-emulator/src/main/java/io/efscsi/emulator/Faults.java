@@ -9,8 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Faults the emulator injects into EFS requests, before handling them: a number of throttled
- * answers (429 ThrottlingException), a share of throttled answers, a number of 500s, a fixed
- * latency, and access keys that get AccessDenied.
+ * answers (429 ThrottlingException), a share of throttled answers, a request rate above which
+ * requests are throttled (as the EFS API throttles: a token bucket per account and region), a
+ * number of 500s, a fixed latency, and access keys that get AccessDenied.
  */
 public final class Faults {
 
@@ -18,6 +19,9 @@ public final class Faults {
   private final AtomicInteger failNext = new AtomicInteger();
   private volatile double throttleShare;
   private volatile Duration latency = Duration.ZERO;
+  private volatile TokenBucket rate;
+  private final java.util.concurrent.atomic.LongAdder throttled =
+      new java.util.concurrent.atomic.LongAdder();
   final Set<String> deniedKeys = ConcurrentHashMap.newKeySet();
 
   /** The next {@code n} EFS requests are throttled. */
@@ -30,6 +34,20 @@ public final class Faults {
   public Faults throttleShare(double share) {
     throttleShare = share;
     return this;
+  }
+
+  /**
+   * Requests beyond {@code perSecond} a second, after a burst of {@code burst}, are throttled (a
+   * token bucket refilled continuously); {@code perSecond <= 0} lifts the limit.
+   */
+  public Faults rateLimit(double perSecond, int burst) {
+    rate = perSecond > 0 ? new TokenBucket(perSecond, burst) : null;
+    return this;
+  }
+
+  /** How many requests were throttled so far (every cause). */
+  public long throttled() {
+    return throttled.sum();
   }
 
   /** The next {@code n} EFS requests fail with 500 InternalServerError. */
@@ -55,6 +73,7 @@ public final class Faults {
     throttleNext.set(0);
     failNext.set(0);
     throttleShare = 0;
+    rate = null;
     latency = Duration.ZERO;
     deniedKeys.clear();
     return this;
@@ -69,8 +88,11 @@ public final class Faults {
         Thread.currentThread().interrupt();
       }
     }
+    TokenBucket bucket = rate;
     if (takeOne(throttleNext)
-        || (throttleShare > 0 && ThreadLocalRandom.current().nextDouble() < throttleShare)) {
+        || (throttleShare > 0 && ThreadLocalRandom.current().nextDouble() < throttleShare)
+        || (bucket != null && !bucket.take())) {
+      throttled.increment();
       throw new EfsError(429, "ThrottlingException", "Rate exceeded");
     }
     if (takeOne(failNext)) {
@@ -80,5 +102,30 @@ public final class Faults {
 
   private static boolean takeOne(AtomicInteger counter) {
     return counter.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0;
+  }
+
+  /** Tokens refilled at a steady rate up to a burst; one request takes one. */
+  private static final class TokenBucket {
+    private final double perNano;
+    private final double burst;
+    private double tokens;
+    private long last = System.nanoTime();
+
+    TokenBucket(double perSecond, int burst) {
+      this.perNano = perSecond / 1e9;
+      this.burst = Math.max(1, burst);
+      this.tokens = this.burst;
+    }
+
+    synchronized boolean take() {
+      long now = System.nanoTime();
+      tokens = Math.min(burst, tokens + (now - last) * perNano);
+      last = now;
+      if (tokens < 1) {
+        return false;
+      }
+      tokens -= 1;
+      return true;
+    }
   }
 }

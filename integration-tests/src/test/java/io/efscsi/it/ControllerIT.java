@@ -69,6 +69,36 @@ class ControllerIT {
   }
 
   void start(TestInfo info, Map<String, String> extraEnv, String... extra) throws Exception {
+    try (ServerSocket s = new ServerSocket(0)) {
+      httpPort = s.getLocalPort();
+    }
+    Path socket = tmp.resolve("controller.sock");
+    driver =
+        startController(
+            socket,
+            Path.of(
+                "target/it-logs/ControllerIT-"
+                    + info.getTestMethod().orElseThrow().getName()
+                    + ".log"),
+            emu,
+            httpPort,
+            extraEnv,
+            List.of(extra));
+    client = CsiChannels.open(new Endpoint.Unix(socket));
+  }
+
+  /**
+   * The packaged controller on {@code socket}, its AWS SDK pointed at the emulator, metrics on
+   * {@code httpPort}; returns once Probe says ready.
+   */
+  static PackagedDriver startController(
+      Path socket,
+      Path log,
+      EfsEmulator emu,
+      int httpPort,
+      Map<String, String> extraEnv,
+      List<String> extra)
+      throws Exception {
     Map<String, String> env = PackagedDriver.cleanEnv();
     env.putAll(extraEnv);
     env.put("AWS_ENDPOINT_URL_EFS", emu.endpoint().toString());
@@ -76,33 +106,22 @@ class ControllerIT {
     env.put("AWS_ACCESS_KEY_ID", "AKIDEFSCSIIT");
     env.put("AWS_SECRET_ACCESS_KEY", "it-not-a-secret");
     env.put("AWS_REGION", "us-east-1");
-    try (ServerSocket s = new ServerSocket(0)) {
-      httpPort = s.getLocalPort();
-    }
-    Path socket = tmp.resolve("controller.sock");
     List<String> args =
         new ArrayList<>(
             List.of(
                 "controller",
                 "--endpoint=unix://" + socket,
                 "--http-endpoint=127.0.0.1:" + httpPort));
-    args.addAll(List.of(extra));
-    driver =
-        PackagedDriver.start(
-                socket,
-                Path.of(
-                    "target/it-logs/ControllerIT-"
-                        + info.getTestMethod().orElseThrow().getName()
-                        + ".log"),
-                env,
-                args.toArray(String[]::new))
+    args.addAll(extra);
+    PackagedDriver driver =
+        PackagedDriver.start(socket, log, env, args.toArray(String[]::new))
             .awaitSocket(Duration.ofSeconds(30));
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (!driver.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue()) {
       assertTrue(System.nanoTime() < deadline, "controller not ready:\n" + driver.logText());
       Thread.sleep(50);
     }
-    client = CsiChannels.open(new Endpoint.Unix(socket));
+    return driver;
   }
 
   /** Whether the proxies' default cgroup parent was there before the test (see stop()). */

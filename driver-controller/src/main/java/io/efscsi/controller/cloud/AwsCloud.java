@@ -204,6 +204,8 @@ public final class AwsCloud implements Cloud {
       case AccessPointLimitExceededException x ->
           new CloudException(
               Reason.LIMIT_EXCEEDED, "Access point limit of the file system reached: " + detail, x);
+      case AdaptiveConcurrency.WindowFull x ->
+          new CloudException(Reason.THROTTLED, x.getMessage() + "; retry later", x);
       case SdkException x when RetryUtils.isThrottlingException(x) ->
           new CloudException(
               Reason.THROTTLED,

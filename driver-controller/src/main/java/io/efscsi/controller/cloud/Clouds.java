@@ -2,6 +2,7 @@ package io.efscsi.controller.cloud;
 
 import io.efscsi.controller.cloud.CloudException.Reason;
 import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,13 +25,17 @@ import software.amazon.awssdk.services.sts.auth.StsAssumeRoleCredentialsProvider
 /**
  * The controller's AWS clients: one EFS client on the default credentials chain, and one per
  * assumed role (cross-account provisioner secrets), each built once and kept, its STS credentials
- * refreshed by the SDK before they expire. All share one HTTP client and one retry policy: adaptive
- * (client-side rate limiting) or standard, 5 attempts, as the Go driver.
+ * refreshed by the SDK before they expire. All share one HTTP client and one retry policy: the
+ * SDK's standard retries, 5 attempts, as the Go driver; with adaptive retries each client also
+ * limits its requests in flight ({@link AdaptiveConcurrency}).
  */
 public final class Clouds implements CloudSource, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(Clouds.class);
   static final int MAX_ATTEMPTS = 5;
+  static final int ADAPTIVE_INITIAL_WINDOW = 16;
+  static final int ADAPTIVE_MAX_WINDOW = 64;
+  static final Duration ADAPTIVE_MAX_WAIT = Duration.ofSeconds(20);
 
   /** Where and how to reach AWS. Endpoints are overrides (AWS_ENDPOINT_URL_EFS/_STS). */
   public record Settings(
@@ -136,18 +141,25 @@ public final class Clouds implements CloudSource, AutoCloseable {
     return b.build();
   }
 
+  /**
+   * Standard SDK retries, 5 attempts; with adaptive retries, under our own {@link
+   * AdaptiveConcurrency} per client (not the SDK's adaptive strategy, which serialises a burst at
+   * its floor rate).
+   */
   private ClientOverrideConfiguration override() {
-    return ClientOverrideConfiguration.builder()
-        .retryStrategy(
-            settings.adaptiveRetries()
-                ? AwsRetryStrategy.adaptiveRetryStrategy().toBuilder()
-                    .maxAttempts(MAX_ATTEMPTS)
-                    .build()
-                : AwsRetryStrategy.standardRetryStrategy().toBuilder()
+    ClientOverrideConfiguration.Builder b =
+        ClientOverrideConfiguration.builder()
+            .retryStrategy(
+                AwsRetryStrategy.standardRetryStrategy().toBuilder()
                     .maxAttempts(MAX_ATTEMPTS)
                     .build())
-        .addExecutionInterceptor(metrics)
-        .build();
+            .addExecutionInterceptor(metrics);
+    if (settings.adaptiveRetries()) {
+      b.addExecutionInterceptor(
+          new AdaptiveConcurrency(
+              ADAPTIVE_INITIAL_WINDOW, ADAPTIVE_MAX_WINDOW, ADAPTIVE_MAX_WAIT, System::nanoTime));
+    }
+    return b.build();
   }
 
   @Override
