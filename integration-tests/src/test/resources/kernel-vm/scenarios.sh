@@ -4,7 +4,7 @@
 # Each scenario writes "key=value" facts to $OUT/<scenario>.facts and its trace to
 # $OUT/<scenario>.log; the test does the judging, this script only acts and observes.
 #
-# Scenarios 1, 3 and 7 drive the packaged node plugin (bin/efs-csi node) through io.efscsi.it.
+# Scenarios 1, 3, 7 and 10 drive the packaged node plugin (bin/efs-csi node) through io.efscsi.it.
 # CsiClient; 2, 4, 5 and 6 drive the plugin's ProxySupervisor in io.efscsi.it.SupervisorHost.
 # Environment (set by the run script KernelVm writes): OUT, SHARED (certificates), JAVA, CP (test
 # classes, for SupervisorHost and CsiClient), DIST (the packaged distribution), SCENARIOS.
@@ -979,6 +979,99 @@ scenario_9() {
   node_stop
   timeout 60 umount -l -c -i "$tb" # no stat of the dead hard mount, no umount.nfs4 helper
   cp "$d/node.log" "$OUT/s9-node.log" 2>/dev/null
+}
+
+# ---- 10. the node plugin killed in the middle of a TLS NodeStage; kubelet retries it ----------
+# Round a: killed while the volume's proxy starts (its record written); round b: killed while
+# mount.nfs4 runs through the new proxy. The plugin dies as a container does: SIGKILL to the JVM
+# and to what it started that is still in its cgroup (the mount helper); the proxies, in cgroups
+# of their own, are left alone.
+kill_plugin_tree() { # pid
+  kill -STOP "$1" 2>/dev/null
+  local all=" $1 " p changed=1 own
+  own=$(cat "/proc/$1/cgroup")
+  while [ $changed = 1 ]; do
+    changed=0
+    for p in $(ps -e -o pid=,ppid= | awk -v all="$all" \
+      'index(all, " " $2 " ") && !index(all, " " $1 " ") { print $1 }'); do
+      all="$all$p "
+      changed=1
+    done
+  done
+  for p in $all; do
+    [ "$(cat "/proc/$p/cgroup" 2>/dev/null)" = "$own" ] && kill -9 "$p" 2>/dev/null
+  done
+  wait "$1" 2>/dev/null
+}
+
+# stage_killed <round> <staging> <mount target ip> <record|mounting>
+stage_killed() {
+  local r=$1 st=$2 ip=$3 when=$4 i hit=no t0 records_before
+  records_before=$(find "$N_DIR/state/proxies" -name '*.json' 2>/dev/null | wc -l)
+  t0=$(now_ms)
+  echo "stage $vol $st mounttargetip=$ip cafile=$SHARED/srv.crt" >&$H_IN
+  for i in $(seq 6000); do
+    if [ "$when" = record ]; then
+      [ "$(find "$N_DIR/state/proxies" -name '*.json' | wc -l)" -gt "$records_before" ] && hit=yes
+    else
+      pgrep -x mount.nfs4 >/dev/null && hit=yes
+    fi
+    [ $hit = yes ] && break
+    sleep 0.01
+  done
+  local old=$N_PID
+  kill_plugin_tree "$N_PID"
+  fact "${r}_kill_at_ms" $(($(now_ms) - t0))
+  fact "${r}_kill_hit" "$when:$hit"
+  read -r -t 60 -u $H_OUT A || A="error NO_ANSWER"
+  fact "${r}_killed_answer" "$A"
+  host_close
+  fact "${r}_plugin_alive_after_kill" "$([ -d /proc/$old ] && echo yes || echo no)"
+  fact "${r}_mount_helpers_after_kill" "$(pgrep -x mount.nfs4 | wc -l)"
+  fact "${r}_mounts_after_kill" "$(mounted_at "$st")"
+  fact "${r}_proxies_after_kill" "$(node_proxies)"
+  node_start "$d" 20100-20109 --proxy-cgroup=v2 --proxy-cgroup-parent=efs-csi-s10 || return 1
+  local t1
+  t1=$(now_ms)
+  ask "stage $vol $st mounttargetip=$ip cafile=$SHARED/srv.crt"
+  fact "${r}_retry" "$A"
+  fact "${r}_retry_ms" $(($(now_ms) - t1))
+  fact "${r}_mounts" "$(mounted_at "$st")"
+  head -c $((4 << 20)) /dev/urandom >"$VM/s10-$r.src"
+  dd if="$VM/s10-$r.src" of="$st/data-$r.bin" bs=1M conv=fsync 2>/dev/null
+  fact "${r}_write_rc" $?
+  sync # before drop_caches: the facts on the shared 9p directory too
+  echo 3 >/proc/sys/vm/drop_caches
+  fact "${r}_same_data" "$(cmp -s "$VM/s10-$r.src" "$st/data-$r.bin" && echo yes || echo no)"
+}
+
+scenario_10() {
+  local d=$VM/s10 vol=fs-12345678 sa=$VM/mnt/s10/staging-a sb=$VM/mnt/s10/staging-b
+  node_start "$d" 20100-20109 --proxy-cgroup=v2 --proxy-cgroup-parent=efs-csi-s10 || return 1
+  stage_killed a "$sa" 127.0.0.1 record || return 1
+  stage_killed b "$sb" 127.0.0.2 mounting || return 1
+  fact records "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  local proxies
+  proxies=$(node_proxies)
+  fact proxies "$proxies"
+  fact proxy_processes "$(pgrep -f io.efscsi.proxy.ProxyMain | wc -l)"
+  fact listening "$(ss -Hltn 'sport >= :20100 and sport <= :20109' | wc -l)"
+  fact ports_distinct "$(awk -v a="$sa" -v b="$sb" '$5 == a || $5 == b' /proc/self/mountinfo \
+    | grep -o 'port=[0-9]*,' | sort -u | wc -l)"
+  ask "unstage $vol $sa"
+  fact unstage_a "$A"
+  ask "unstage $vol $sb"
+  fact unstage_b "$A"
+  fact mounts_after "$(awk -v p="$VM/mnt/s10/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
+  fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  sleep 0.5
+  local pid alive=0
+  for pid in $(echo "$proxies" | tr ' ' '\n' | cut -d: -f2); do [ -d /proc/$pid ] && alive=$((alive + 1)); done
+  fact proxies_alive_after "$alive"
+  fact listening_after "$(ss -Hltn 'sport >= :20100 and sport <= :20109' | wc -l)"
+  node_stop
+  cp "$d/node.log" "$OUT/s10-node.log" 2>/dev/null
+  rm -f "$VM"/s10-*.src "$VM/export/data-a.bin" "$VM/export-b/data-b.bin"
 }
 
 # ---- dispatcher -------------------------------------------------------------------------------

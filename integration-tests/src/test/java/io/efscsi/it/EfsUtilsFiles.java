@@ -62,4 +62,17 @@ final class EfsUtilsFiles {
       throw new IllegalStateException(String.join(" ", cmd) + ": " + r.output());
     }
   }
+
+  /**
+   * efs-utils' shared key and two client certificates made as efs-utils makes them (openssl, RSA
+   * 3072, its private extensions): fs id only, and access point + IAM + fs id.
+   */
+  static void vmCertificates(Path dir) throws Exception {
+    Path key = dir.resolve("efs-key.pem");
+    key(key);
+    String fs = FILE_SYSTEM + "fs-12345678";
+    certificate(key, dir.resolve("efs-tls.crt"), fs);
+    certificate(
+        key, dir.resolve("efs-apiam.crt"), ACCESS_POINT + "fsap-0123456789abcdef0", IAM, fs);
+  }
 }

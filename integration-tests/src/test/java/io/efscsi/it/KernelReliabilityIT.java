@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The reliability suite on a real Linux kernel NFS client: one QEMU boot of the machine's Debian
  * kernel ({@link KernelVm}) runs every scenario of resources/kernel-vm/scenarios.sh against
- * nfs-ganesha behind stunnel (TLS, standing in for the EFS mount target): scenarios 1, 3 and 7
+ * nfs-ganesha behind stunnel (TLS, standing in for the EFS mount target): scenarios 1, 3, 7 and 10
  * through the packaged node plugin ({@code bin/efs-csi node} on a unix socket, driven by {@link
  * CsiClient}), the others through our packaged proxies under a {@link SupervisorHost}; the real
  * mount table and real umount, real {@code mount -t nfs4} and real cgroup v2 limits. The script
@@ -56,7 +56,7 @@ class KernelReliabilityIT {
     Path out = Files.createDirectories(shared.resolve("out"));
     // the TLS endpoint's certificate, made on the machine (fast) and read inside the VM
     NfsLab.selfSigned(shared, "srv", NfsLab.SERVER_NAME);
-    efsUtilsCertificates(shared);
+    EfsUtilsFiles.vmCertificates(shared);
     Path scenarios = shared.resolve("scenarios.sh");
     Files.write(scenarios, KernelVm.resource("/kernel-vm/scenarios.sh"));
     Path testClasses =
@@ -108,7 +108,7 @@ class KernelReliabilityIT {
   }
 
   /** The scenarios this boot runs ({@code -Defscsi.vm.scenarios}, all by default). */
-  static final String SCENARIOS = System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6 8 9");
+  static final String SCENARIOS = System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6 8 9 10");
 
   /**
    * The scenario's facts, with its log attached to any failure; a scenario left out of {@code
@@ -377,23 +377,6 @@ class KernelReliabilityIT {
             + " 16; pods stuck Terminating, #616/#112/#401); opt-in umount -f after 30 s");
   }
 
-  /**
-   * efs-utils' shared key and two client certificates made as efs-utils makes them (openssl, RSA
-   * 3072, its private extensions): fs id only, and access point + IAM + fs id.
-   */
-  static void efsUtilsCertificates(Path dir) throws Exception {
-    Path key = dir.resolve("efs-key.pem");
-    EfsUtilsFiles.key(key);
-    String fs = EfsUtilsFiles.FILE_SYSTEM + "fs-12345678";
-    EfsUtilsFiles.certificate(key, dir.resolve("efs-tls.crt"), fs);
-    EfsUtilsFiles.certificate(
-        key,
-        dir.resolve("efs-apiam.crt"),
-        EfsUtilsFiles.ACCESS_POINT + "fsap-0123456789abcdef0",
-        EfsUtilsFiles.IAM,
-        fs);
-  }
-
   @Test
   void s8_theGoDriversTlsMountIsTakenOverOnItsPortWithoutAnIoError() throws Exception {
     Facts f = facts("s8");
@@ -457,5 +440,47 @@ class KernelReliabilityIT {
         "taken over with efs-utils' own certificate (access point, IAM) and BindClientToPartition"
             + " v3; the torn one left alone with one log line naming the pod and the reason",
         "-");
+  }
+
+  @Test
+  void s10_aPluginKilledInTheMiddleOfATlsStageIsRetriedIntoExactlyOneMount() throws Exception {
+    Facts f = facts("s10");
+    for (String r : List.of("a", "b")) {
+      f.that(
+          f.get(r + "_kill_hit").endsWith(":yes"),
+          "killed at its point: " + f.get(r + "_kill_hit"));
+      f.that(
+          f.get(r + "_killed_answer").startsWith("error UNAVAILABLE"),
+          "the call in flight failed: " + f.get(r + "_killed_answer"));
+      f.eq(r + "_plugin_alive_after_kill", "no");
+      f.eq(r + "_mount_helpers_after_kill", "0");
+      f.eq(r + "_retry", "ok staged");
+      f.eq(r + "_mounts", "1");
+      f.eq(r + "_write_rc", "0");
+      f.eq(r + "_same_data", "yes");
+    }
+    f.eq("records", "2");
+    f.that(f.get("proxies").matches("\\d+:\\d+:alive \\d+:\\d+:alive"), "two live proxies");
+    f.eq("proxy_processes", "2");
+    f.eq("listening", "2");
+    f.eq("ports_distinct", "2");
+    f.eq("unstage_a", "ok unstaged");
+    f.eq("unstage_b", "ok unstaged");
+    f.zeros("mounts_after", "records_after", "proxies_alive_after", "listening_after");
+    figure(
+        "10. node plugin killed (with its mount helper) in the middle of a TLS NodeStage",
+        ("killed %d ms into the stage as its proxy started (left: %s mounts, proxies %s), and %d"
+                + " ms into another as mount.nfs4 ran (left: %s mounts); kubelet's retry on the"
+                + " restarted plugin staged each exactly once (%d / %d ms), 4 MiB written and read"
+                + " back byte-exact, one proxy and port each; unstage leaves nothing")
+            .formatted(
+                f.num("a_kill_at_ms"),
+                f.get("a_mounts_after_kill"),
+                f.get("a_proxies_after_kill"),
+                f.num("b_kill_at_ms"),
+                f.get("b_mounts_after_kill"),
+                f.num("a_retry_ms"),
+                f.num("b_retry_ms")),
+        "the proxies die with the plugin container; the retried mount gets a fresh tunnel");
   }
 }

@@ -172,6 +172,9 @@ public final class ProxySupervisor implements AutoCloseable {
         Supervised s = new Supervised(this, r, placer.existing(r.cgroup()));
         byKey.put(r.key(), s);
         boolean alive = s.adoptIfAlive();
+        if (!alive) {
+          s.killStrays();
+        }
         if (alive) {
           stats.adopted.incrementAndGet();
           LOG.info("adopted proxy for port {} (pid {}, key {})", r.port(), r.pid(), r.key());

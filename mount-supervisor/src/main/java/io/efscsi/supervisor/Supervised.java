@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -107,6 +108,30 @@ final class Supervised {
     return true;
   }
 
+  /**
+   * Kills what runs in this proxy's group although the record does not name it: a proxy launched by
+   * a plugin that died before it recorded the pid. Left alone, it would hold the port and every
+   * restart on it would fail to bind. Waits up to 5 s for them to go.
+   */
+  void killStrays() {
+    List<Long> strays = placement.pids();
+    if (strays.isEmpty()) {
+      return;
+    }
+    LOG.warn(
+        "proxy for port {}: killing {} in its cgroup ({}), started by a plugin that stopped"
+            + " before recording it",
+        port(),
+        strays,
+        placement.describe());
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (!strays.isEmpty() && System.nanoTime() < deadline) {
+      strays.forEach(pid -> sup.processes().signal(pid, true));
+      sleep(Duration.ofMillis(20));
+      strays = placement.pids();
+    }
+  }
+
   /** Starts the process and waits until it answers on its control socket. */
   void launchAndAwait() throws ProxyStartException {
     long gen;
@@ -130,6 +155,10 @@ final class Supervised {
         Files.deleteIfExists(controlSocket());
         ProxyConfig.fromMap(record.config()).write(configFile());
         rotateLog();
+        // the group first: a plugin that dies between the launch and the record of its pid leaves
+        // a process the next one finds there (killStrays)
+        record = record.withProcess(0, 0, placement.describe());
+        sup.writeRecord(record);
         started = sup.launcher().start(configFile(), files.log(), placement);
       } catch (IOException | RuntimeException e) {
         state = State.DOWN;

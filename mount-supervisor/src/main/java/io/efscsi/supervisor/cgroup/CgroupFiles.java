@@ -64,6 +64,19 @@ final class CgroupFiles {
     return -1;
   }
 
+  /** The pids a cgroup.procs file lists; empty when it cannot be read (the group is gone). */
+  static List<Long> pids(Path procs) {
+    try {
+      return Files.readAllLines(procs).stream()
+          .map(String::strip)
+          .filter(l -> !l.isEmpty())
+          .map(Long::parseLong)
+          .toList();
+    } catch (IOException | NumberFormatException e) {
+      return List.of();
+    }
+  }
+
   /** Removes a cgroup directory; the kernel refuses while tasks remain, so retry briefly. */
   static void rmdir(Path dir) {
     for (int attempt = 0; attempt < 20; attempt++) {

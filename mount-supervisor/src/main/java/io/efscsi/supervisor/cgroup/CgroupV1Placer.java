@@ -62,7 +62,7 @@ public final class CgroupV1Placer implements CgroupPlacer {
       return root.resolve("memory").resolve(rel);
     }
 
-    private Path pids() {
+    private Path pidsGroup() {
       return root.resolve("pids").resolve(rel);
     }
 
@@ -80,7 +80,7 @@ public final class CgroupV1Placer implements CgroupPlacer {
     public Map<String, String> environment() {
       return Map.of(
           "EFSCSI_CGROUP_PROCS",
-          memory().resolve("cgroup.procs") + " " + pids().resolve("cgroup.procs"));
+          memory().resolve("cgroup.procs") + " " + pidsGroup().resolve("cgroup.procs"));
     }
 
     @Override
@@ -89,9 +89,14 @@ public final class CgroupV1Placer implements CgroupPlacer {
     }
 
     @Override
+    public List<Long> pids() {
+      return CgroupFiles.pids(pidsGroup().resolve("cgroup.procs"));
+    }
+
+    @Override
     public void remove() {
       CgroupFiles.rmdir(memory());
-      CgroupFiles.rmdir(pids());
+      CgroupFiles.rmdir(pidsGroup());
     }
   }
 }

@@ -108,6 +108,11 @@ public final class CgroupV2Placer implements CgroupPlacer {
     }
 
     @Override
+    public List<Long> pids() {
+      return CgroupFiles.pids(dir.resolve("cgroup.procs"));
+    }
+
+    @Override
     public void remove() {
       CgroupFiles.rmdir(dir);
     }

@@ -18,6 +18,15 @@ public interface Placement {
   /** How many times the kernel's OOM killer killed a task of this group; -1 when unknown. */
   long oomKills();
 
+  /**
+   * The processes in the group now (its cgroup.procs); empty when the group is gone or the adapter
+   * has no groups. A group holds one proxy, so any process in it that is not the recorded one was
+   * started by a plugin that died before it could record it.
+   */
+  default List<Long> pids() {
+    return List.of();
+  }
+
   /** Removes the group once its processes are gone (best effort, logged). */
   void remove();
 }

@@ -89,12 +89,19 @@ public final class SystemdScopePlacer implements CgroupPlacer {
       return Map.of();
     }
 
+    private java.nio.file.Path scopeDir() {
+      String sliceDir = slice.isEmpty() ? "system.slice" : slice;
+      return cgroupRoot.resolve(sliceDir).resolve(unit + ".scope");
+    }
+
     @Override
     public long oomKills() {
-      String sliceDir = slice.isEmpty() ? "system.slice" : slice;
-      return CgroupFiles.keyed(
-          cgroupRoot.resolve(sliceDir).resolve(unit + ".scope").resolve("memory.events"),
-          "oom_kill");
+      return CgroupFiles.keyed(scopeDir().resolve("memory.events"), "oom_kill");
+    }
+
+    @Override
+    public List<Long> pids() {
+      return CgroupFiles.pids(scopeDir().resolve("cgroup.procs"));
     }
 
     @Override

@@ -1,0 +1,148 @@
+package io.efscsi.supervisor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.efscsi.supervisor.cgroup.CgroupPlacer;
+import io.efscsi.supervisor.cgroup.Limits;
+import io.efscsi.supervisor.cgroup.Placement;
+import io.efscsi.supervisor.process.ProcessTable;
+import io.efscsi.supervisor.process.ProxyLauncher;
+import io.efscsi.supervisor.state.ProxyRecord;
+import io.efscsi.supervisor.state.StateStore;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A plugin killed between a proxy's launch and the record of its pid leaves that proxy running,
+ * unnamed, in the group the record names (the group is recorded before the launch): the next start
+ * kills it before it restarts the proxy, so the restart can bind the port. Found by the kernel VM
+ * suite's scenario 10: the stray held the port, every restart exited 10 (bind failed) and the
+ * volume's retried NodeStage failed as crash-looping.
+ */
+class StrayProxyTest {
+
+  @TempDir Path state;
+
+  final List<Long> inGroup = new CopyOnWriteArrayList<>(List.of(4242L));
+  final List<String> signals = new ArrayList<>();
+  final List<String> placedAt = new ArrayList<>();
+
+  final Placement group =
+      new Placement() {
+        @Override
+        public String describe() {
+          return "test:efs-csi/proxy-20050";
+        }
+
+        @Override
+        public List<String> wrap(List<String> command) {
+          return command;
+        }
+
+        @Override
+        public Map<String, String> environment() {
+          return Map.of();
+        }
+
+        @Override
+        public long oomKills() {
+          return 0;
+        }
+
+        @Override
+        public List<Long> pids() {
+          return List.copyOf(inGroup);
+        }
+
+        @Override
+        public void remove() {}
+      };
+
+  final CgroupPlacer placer =
+      new CgroupPlacer() {
+        @Override
+        public String kind() {
+          return "test";
+        }
+
+        @Override
+        public Placement place(String name, Limits limits) {
+          placedAt.add(name + " with " + inGroup);
+          return group;
+        }
+
+        @Override
+        public Placement existing(String described) {
+          return group;
+        }
+      };
+
+  final ProcessTable processes =
+      new ProcessTable() {
+        @Override
+        public OptionalLong startTicks(long pid) {
+          return inGroup.contains(pid) ? OptionalLong.of(1) : OptionalLong.empty();
+        }
+
+        @Override
+        public void signal(long pid, boolean force) {
+          signals.add(pid + (force ? " KILL" : " TERM"));
+          inGroup.remove(pid);
+        }
+      };
+
+  @Test
+  void aProxyLaunchedButNotRecordedIsKilledBeforeTheRestart() throws Exception {
+    new StateStore(state)
+        .write(
+            new ProxyRecord(
+                "proxy-20050",
+                "fs-1|key",
+                20050,
+                0, // the plugin died before it recorded the pid
+                0,
+                "test:efs-csi/proxy-20050",
+                Map.of(
+                    "listen.port", "20050",
+                    "upstream.host", "127.0.0.1",
+                    "upstream.port", "2049",
+                    "tls", "false",
+                    "bind.protocol", "none"),
+                Set.of("/staging/a"),
+                0,
+                1));
+    ProxyLauncher launcher =
+        (config, log, placement) -> {
+          StartFailureTest.ExitedProcess p = new StartFailureTest.ExitedProcess(1);
+          return new ProxyLauncher.Started(p.pid(), Optional.of(p));
+        };
+    try (ProxySupervisor sup =
+        new ProxySupervisor(
+            SupervisorConfig.defaults(state).withPorts(20049, 20060),
+            placer,
+            launcher,
+            processes,
+            List::of,
+            mountPoint -> {},
+            port -> true,
+            Clock.systemUTC(),
+            new ProxySupervisor.Listener() {})) {
+      sup.start();
+      assertEquals(List.of("4242 KILL"), signals, "the stray is killed");
+      assertTrue(
+          placedAt.stream().allMatch(p -> p.endsWith("[]")),
+          "the restart came after the group was empty: " + placedAt);
+      assertTrue(sup.holds(20050), "the volume keeps its port");
+    }
+  }
+}
