@@ -66,6 +66,7 @@ public final class NodePlugin implements Plugin {
   private volatile MeterRegistry registry;
   private Thread starter;
   private volatile ScheduledExecutorService takeoverTimer;
+  private volatile AutoCloseable volumeMetrics;
 
   public NodePlugin(NodeOptions options, Map<String, String> env) {
     this.options = options;
@@ -203,7 +204,7 @@ public final class NodePlugin implements Plugin {
         s.start();
         MeterRegistry r = registry;
         if (r != null) {
-          SupervisorMetrics.bind(s, r);
+          volumeMetrics = SupervisorMetrics.bind(s, new ProcMountTable(ProcMountTable.SELF), r);
         }
         supervisor = s;
         try {
@@ -338,6 +339,14 @@ public final class NodePlugin implements Plugin {
     cloud.close();
     if (starter != null) {
       starter.interrupt();
+    }
+    AutoCloseable metrics = volumeMetrics;
+    if (metrics != null) {
+      try {
+        metrics.close();
+      } catch (Exception e) {
+        LOG.debug("volume metrics did not stop: {}", e.toString());
+      }
     }
     ScheduledExecutorService timer = takeoverTimer;
     if (timer != null) {

@@ -18,6 +18,21 @@ public interface Placement {
   /** How many times the kernel's OOM killer killed a task of this group; -1 when unknown. */
   long oomKills();
 
+  /** Memory charged to the group now, in bytes; -1 when unknown. */
+  default long memoryCurrent() {
+    return -1;
+  }
+
+  /** The most memory the group was ever charged, in bytes; -1 when unknown. */
+  default long memoryPeak() {
+    return -1;
+  }
+
+  /** The group's memory limit in bytes; -1 when none or unknown. */
+  default long memoryLimit() {
+    return -1;
+  }
+
   /** Removes the group once its processes are gone (best effort, logged). */
   void remove();
 }
