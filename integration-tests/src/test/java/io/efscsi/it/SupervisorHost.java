@@ -91,6 +91,10 @@ public final class SupervisorHost {
             Clock.systemUTC(),
             new ProxySupervisor.Listener() {});
     sup.start();
+    var registry =
+        new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
+            io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+    var volumeMetrics = io.efscsi.node.SupervisorMetrics.bind(sup, table, registry);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     out.println("started");
     BufferedReader in =
@@ -150,6 +154,11 @@ public final class SupervisorHost {
             out.println("end");
           }
           case "stats" -> out.println("stats " + stats(sup.stats()));
+          case "metrics" -> { // the node's /metrics, as the node plugin serves it
+            volumeMetrics.refresh();
+            registry.scrape().lines().filter(l -> l.startsWith("efs_csi")).forEach(out::println);
+            out.println("end");
+          }
           case "stopall" -> {
             sup.stopAll();
             out.println("ok");

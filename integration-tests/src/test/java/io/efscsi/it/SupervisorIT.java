@@ -139,6 +139,31 @@ class SupervisorIT {
     return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
   }
 
+  /** One run of {@code efs-csi status} on this test's state dir and simulated mount table. */
+  record StatusRun(String text, long millis, List<java.util.Map<?, ?>> proxies) {}
+
+  StatusRun status(String... extra) {
+    List<String> args =
+        new ArrayList<>(
+            List.of("--state-dir", dir.toString(), "--mountinfo", mountinfo.toString()));
+    args.addAll(List.of(extra));
+    var bytes = new java.io.ByteArrayOutputStream();
+    var err = new java.io.ByteArrayOutputStream();
+    long t0 = System.nanoTime();
+    int rc =
+        io.efscsi.node.status.StatusCommand.run(
+            args, new java.io.PrintStream(bytes, true), new java.io.PrintStream(err, true));
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertEquals(0, rc, err.toString());
+    String text = bytes.toString();
+    List<java.util.Map<?, ?>> proxies = new ArrayList<>();
+    if (args.contains("--json")) {
+      var m = (java.util.Map<?, ?>) io.efscsi.supervisor.state.Json.parse(text);
+      ((List<?>) m.get("proxies")).forEach(p -> proxies.add((java.util.Map<?, ?>) p));
+    }
+    return new StatusRun(text, ms, proxies);
+  }
+
   void assertServes(int port) throws Exception {
     NfsLab.Result r = lab.run("nfs-ls", lab.url(port, ""));
     assertEquals(0, r.exit(), "NFS through 127.0.0.1:" + port + ": " + r.output());
@@ -163,6 +188,49 @@ class SupervisorIT {
     assertEquals("was_killed_by_signal_9", s.lastExit());
     assertServes(port);
     System.out.printf("supervisor: kill -9 to serving again on the same port: %d ms%n", ms);
+
+    String labels = "{port=\"" + port + "\",volume=\"fs-1\"}";
+    assertEquals(1, h.metric("efs_csi_volume_proxy_restarts_total" + labels));
+    assertEquals(1, h.metric("efs_csi_proxy_restarts_total"));
+    assertEquals(1, h.metric("efs_csi_volume_proxy_up" + labels));
+    assertEquals(0, h.metric("efs_csi_volume_proxy_oom_kills_total" + labels));
+    assertTrue(
+        h.metric("efs_csi_volume_bytes_to_client_total" + labels) > 0,
+        "the listing after the restart went through the new proxy");
+    assertEquals(1, h.metric("efs_csi_mounts"));
+    assertEquals(1, h.metric("efs_csi_proxy_ports{state=\"in_use\"}"));
+    assertEquals(3, h.metric("efs_csi_proxy_ports{state=\"free\"}"));
+
+    StatusRun st = status("--json");
+    assertTrue(st.millis() < 1000, "status took " + st.millis() + " ms");
+    var proxy = st.proxies().getFirst();
+    assertEquals((long) port, proxy.get("port"));
+    assertEquals(h.status("fs-1").pid(), proxy.get("pid"));
+    assertEquals(true, proxy.get("running"));
+    assertEquals(1L, proxy.get("restarts"));
+    assertTrue(
+        proxy.get("lastExit").toString().startsWith("was killed by signal 9 at "), st.text());
+    assertTrue(st.text().contains("globalmount"), st.text());
+
+    // the packaged launcher, as an operator runs it in the node pod
+    ProcessBuilder pb =
+        new ProcessBuilder(
+                PackagedDriver.distDir().resolve("bin/efs-csi").toString(),
+                "status",
+                "--state-dir",
+                dir.toString(),
+                "--mountinfo",
+                mountinfo.toString())
+            .redirectErrorStream(true);
+    pb.environment().clear();
+    pb.environment().putAll(PackagedDriver.cleanEnv());
+    Process p = pb.start();
+    String table = new String(p.getInputStream().readAllBytes());
+    assertEquals(0, p.waitFor(), table);
+    System.out.print("efs-csi status:\n" + table);
+    assertTrue(
+        table.lines().anyMatch(l -> l.startsWith(port + " ") && l.contains("running")), table);
+    assertTrue(table.contains("last exit: was killed by signal 9"), table);
   }
 
   @Test
@@ -392,6 +460,23 @@ class SupervisorIT {
         h, "fs-small", smallPid, "the OOM-killed proxy back on its port", Duration.ofSeconds(30));
     assertEquals(small, h.status("fs-small").port());
     assertServes(small);
+    String labels = "{port=\"" + small + "\",volume=\"fs-small\"}";
+    assertEquals(1, h.metric("efs_csi_volume_proxy_oom_kills_total" + labels));
+    assertEquals(1, h.metric("efs_csi_proxy_oom_kills_total"));
+    assertEquals(1, h.metric("efs_csi_volume_proxy_restarts_total" + labels));
+    assertTrue(h.metric("efs_csi_volume_proxy_memory_bytes" + labels) > 0);
+    assertEquals(
+        Long.parseLong(Files.readString(group.resolve("memory.limit_in_bytes")).trim()),
+        h.metric("efs_csi_volume_proxy_memory_limit_bytes" + labels));
+    String otherLabels = "{port=\"" + other + "\",volume=\"fs-other\"}";
+    assertEquals(0, h.metric("efs_csi_volume_proxy_oom_kills_total" + otherLabels));
+    StatusRun st = status("--json", "--proxy-cgroup-root", "/sys/fs/cgroup");
+    var smallRow =
+        st.proxies().stream().filter(p -> p.get("port").equals((long) small)).findFirst().get();
+    assertEquals(1L, smallRow.get("oomKills"), st.text());
+    assertTrue(smallRow.get("lastExit").toString().startsWith("was OOM-killed"), st.text());
+    assertEquals("v1:" + parent + "/proxy-" + small, smallRow.get("cgroup"));
+    assertTrue((Long) smallRow.get("memoryBytes") > 0, st.text());
     Host.Status o = h.status("fs-other");
     assertEquals(otherPid, o.pid(), "the other proxy, in its own cgroup, is untouched");
     assertEquals(0, o.restarts());

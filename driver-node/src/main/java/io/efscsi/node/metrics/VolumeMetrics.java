@@ -34,8 +34,8 @@ import org.slf4j.LoggerFactory;
 public final class VolumeMetrics implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(VolumeMetrics.class);
-  private static final Pattern FS = Pattern.compile("(fs-[A-Za-z0-9]+)");
-  private static final Pattern AP = Pattern.compile("(fsap-[A-Za-z0-9]+)");
+  private static final Pattern FS = Pattern.compile("(?<![A-Za-z0-9-])(fs-[A-Za-z0-9]+)");
+  private static final Pattern AP = Pattern.compile("(?<![A-Za-z0-9-])(fsap-[A-Za-z0-9]+)");
   private static final Duration ASK_TIMEOUT = Duration.ofSeconds(2);
 
   /** Where the numbers come from: the supervisor and the mount table, or a test's lists. */

@@ -19,6 +19,9 @@ import java.util.Map;
  */
 public final class StatusCommand {
 
+  private static final List<String> FLAGS =
+      List.of("--state-dir", "--proxy-cgroup-root", "--mountinfo", "--timeout-ms");
+
   private StatusCommand() {}
 
   public static int run(List<String> args, PrintStream out, PrintStream err) {
@@ -34,6 +37,14 @@ public final class StatusCommand {
       if (flag.equals("--json")) {
         json = true;
         continue;
+      }
+      if (!FLAGS.contains(flag)) {
+        err.println(
+            "efs-csi status: unknown flag '"
+                + flag
+                + "'; accepted: --json, "
+                + String.join(", ", FLAGS));
+        return 2;
       }
       if (value == null) {
         if (i + 1 >= args.size()) {
@@ -57,14 +68,7 @@ public final class StatusCommand {
             return 2;
           }
         }
-        default -> {
-          err.println(
-              "efs-csi status: unknown flag '"
-                  + flag
-                  + "'; accepted: --json, --state-dir, --proxy-cgroup-root, --mountinfo,"
-                  + " --timeout-ms");
-          return 2;
-        }
+        default -> throw new IllegalStateException(flag);
       }
     }
     NodeStatus.Report report;
