@@ -364,12 +364,7 @@ class HelmUpstreamControllerValuesTest {
             .getAnnotations();
     assertFalse(noAnnotations.containsKey("prometheus.io/scrape"));
     GenericKubernetesResource monitor =
-        on.stream()
-            .filter(GenericKubernetesResource.class::isInstance)
-            .map(GenericKubernetesResource.class::cast)
-            .filter(r -> r.getKind().equals("ServiceMonitor"))
-            .findFirst()
-            .orElseThrow();
+        HelmChartTest.custom(on, "ServiceMonitor", "efs-csi-controller");
     assertEquals("efs-csi-controller", monitor.getMetadata().getName());
     assertEquals("prometheus", monitor.getMetadata().getLabels().get("release"));
     @SuppressWarnings("unchecked")
