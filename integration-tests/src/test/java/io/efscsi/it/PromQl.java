@@ -66,7 +66,7 @@ final class PromQl {
   static final Set<String> BINARY_WORDS = Set.of("and", "or", "unless");
   private static final Pattern TOKEN =
       Pattern.compile(
-          "\\s*(?:(?<num>[0-9]+(?:\\.[0-9]+)?(?:e[+-]?[0-9]+)?(?![A-Za-z_]))|(?<dur>[0-9]+(?:ms|s|m|h|d|w|y))"
+          "\\s*(?:(?<dur>[0-9]+(?:ms|s|m|h|d|w|y)(?![A-Za-z0-9_]))|(?<num>[0-9]+(?:\\.[0-9]+)?(?:e[+-]?[0-9]+)?(?![A-Za-z0-9_.]))"
               + "|(?<id>[A-Za-z_:][A-Za-z0-9_:]*)|(?<str>\"(?:[^\"\\\\]|\\\\.)*\")"
               + "|(?<op>==|!=|>=|<=|=~|!~|[-+*/%^<>=(){}\\[\\],]))");
 
