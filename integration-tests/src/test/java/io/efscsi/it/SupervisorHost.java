@@ -89,7 +89,7 @@ public final class SupervisorHost {
             unmounter,
             probe,
             Clock.systemUTC(),
-            new ProxySupervisor.Listener() {});
+            listener(a, table));
     sup.start();
     var registry =
         new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
@@ -177,6 +177,26 @@ public final class SupervisorHost {
       }
     }
     sup.close();
+  }
+
+  /**
+   * With {@code --events-api URL}: the node plugin's proxy events, sent to that API server for node
+   * {@code --node} (a fake one in the test).
+   */
+  static ProxySupervisor.Listener listener(Map<String, String> a, MountTable table) {
+    if (!a.containsKey("events-api")) {
+      return new ProxySupervisor.Listener() {};
+    }
+    var client =
+        new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+            .withConfig(
+                new io.fabric8.kubernetes.client.ConfigBuilder()
+                    .withMasterUrl(a.get("events-api"))
+                    .withRequestRetryBackoffLimit(0)
+                    .build())
+            .build();
+    return new io.efscsi.node.events.ProxyEvents(
+        new io.efscsi.node.events.PodEvents(() -> client, a.get("node"), Clock.systemUTC()), table);
   }
 
   private static SupervisorConfig withStartTimeout(SupervisorConfig c, Duration start) {

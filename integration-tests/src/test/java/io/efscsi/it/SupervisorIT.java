@@ -31,6 +31,7 @@ class SupervisorIT {
   Path dir;
   Path mountinfo;
   final List<Host> hosts = new ArrayList<>();
+  final List<FakeApiServer> apis = new ArrayList<>();
 
   @BeforeAll
   static void startLab() throws Exception {
@@ -56,13 +57,31 @@ class SupervisorIT {
     for (Host h : hosts) {
       h.close();
     }
+    apis.forEach(FakeApiServer::close);
     HostCleanup.deleteTree(dir);
   }
 
   /** Writes the simulated kernel mount table atomically (a reader never sees half a file). */
   void writeMountinfo(List<Integer> loopbackPorts) throws IOException {
+    writeMountinfo(loopbackPorts, List.of());
+  }
+
+  /**
+   * As {@link #writeMountinfo(List)}, plus a pod's target ({@link FakeApiServer#target}) per port.
+   */
+  void writeMountinfo(List<Integer> loopbackPorts, List<Integer> published) throws IOException {
     StringBuilder sb = new StringBuilder("22 1 0:21 / / rw shared:1 - ext4 /dev/vda rw\n");
     int id = 100;
+    for (int port : published) {
+      sb.append(id++)
+          .append(" 22 0:")
+          .append(id)
+          .append(" / ")
+          .append(FakeApiServer.target(port))
+          .append(" rw,relatime shared:9 - nfs4 127.0.0.1:/ rw,vers=4.1,soft,port=")
+          .append(port)
+          .append(",addr=127.0.0.1\n");
+    }
     for (int port : loopbackPorts) {
       sb.append(id++)
           .append(" 22 0:")
@@ -172,9 +191,12 @@ class SupervisorIT {
 
   @Test
   void aKilledProxyComesBackOnTheSamePort() throws Exception {
-    Host h = host("--ports", freeRange(4));
+    FakeApiServer api = new FakeApiServer();
+    apis.add(api);
+    Host h = host("--ports", freeRange(4), "--events-api", api.url(), "--node", FakeApiServer.NODE);
     int port = h.ensure("fs-1", lab.nfsPort, "stage-a");
-    writeMountinfo(List.of(port)); // the kernel mounted it
+    api.podsOn(List.of(port));
+    writeMountinfo(List.of(port), List.of(port)); // the kernel mounted it; a pod uses it
     long pid = h.status("fs-1").pid();
     assertServes(port);
 
@@ -197,7 +219,7 @@ class SupervisorIT {
     assertTrue(
         h.metric("efs_csi_volume_bytes_to_client_total" + labels) > 0,
         "the listing after the restart went through the new proxy");
-    assertEquals(1, h.metric("efs_csi_mounts"));
+    assertEquals(2, h.metric("efs_csi_mounts"), "the staging mount and the pod's");
     assertEquals(1, h.metric("efs_csi_proxy_ports{state=\"in_use\"}"));
     assertEquals(3, h.metric("efs_csi_proxy_ports{state=\"free\"}"));
 
@@ -231,6 +253,16 @@ class SupervisorIT {
     assertTrue(
         table.lines().anyMatch(l -> l.startsWith(port + " ") && l.contains("running")), table);
     assertTrue(table.contains("last exit: was killed by signal 9"), table);
+
+    await(
+        "the ProxyRestarted events",
+        Duration.ofSeconds(10),
+        () -> !api.reasons("PersistentVolume", "pv-" + port).isEmpty());
+    assertEquals(List.of("ProxyRestarted"), api.reasons("Pod", "app-" + port));
+    assertEquals(List.of("ProxyRestarted"), api.reasons("PersistentVolume", "pv-" + port));
+    assertTrue(
+        api.events.getFirst().getMessage().contains("was killed by signal 9"),
+        api.events.getFirst().getMessage());
   }
 
   @Test
@@ -406,10 +438,24 @@ class SupervisorIT {
         Files.isWritable(memRoot),
         "this suite needs the cgroup v1 memory controller (run as root)");
     String parent = "efs-csi-it-" + ProcessHandle.current().pid();
-    Host h = host("--ports", freeRange(4), "--cgroup", "v1", "--cgroup-parent", parent);
+    FakeApiServer api = new FakeApiServer();
+    apis.add(api);
+    Host h =
+        host(
+            "--ports",
+            freeRange(4),
+            "--cgroup",
+            "v1",
+            "--cgroup-parent",
+            parent,
+            "--events-api",
+            api.url(),
+            "--node",
+            FakeApiServer.NODE);
     int small = h.ensure("fs-small", lab.nfsPort, "s");
     int other = h.ensure("fs-other", lab.nfsPort, "s");
-    writeMountinfo(List.of(small, other));
+    api.podsOn(List.of(small, other));
+    writeMountinfo(List.of(small, other), List.of(small, other));
     long smallPid = h.status("fs-small").pid();
     long otherPid = h.status("fs-other").pid();
     Path group = memRoot.resolve(parent).resolve("proxy-" + small);
@@ -477,6 +523,15 @@ class SupervisorIT {
     assertTrue(smallRow.get("lastExit").toString().startsWith("was OOM-killed"), st.text());
     assertEquals("v1:" + parent + "/proxy-" + small, smallRow.get("cgroup"));
     assertTrue((Long) smallRow.get("memoryBytes") > 0, st.text());
+    await(
+        "the OOM events",
+        Duration.ofSeconds(10),
+        () -> api.reasons("PersistentVolume", "pv-" + small).size() >= 2);
+    assertEquals(List.of("ProxyOOMKilled", "ProxyRestarted"), api.reasons("Pod", "app-" + small));
+    assertEquals(
+        List.of("ProxyOOMKilled", "ProxyRestarted"),
+        api.reasons("PersistentVolume", "pv-" + small));
+    assertEquals(List.of(), api.reasons("Pod", "app-" + other), "the other volume saw nothing");
     Host.Status o = h.status("fs-other");
     assertEquals(otherPid, o.pid(), "the other proxy, in its own cgroup, is untouched");
     assertEquals(0, o.restarts());
