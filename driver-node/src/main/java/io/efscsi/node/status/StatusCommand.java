@@ -14,8 +14,10 @@ import java.util.Map;
 
 /**
  * {@code efs-csi status [--json] [--state-dir DIR] [--proxy-cgroup-root DIR] [--mountinfo FILE]
- * [--timeout-ms N]}: the node's volumes and proxies, as a table or as JSON. Run inside the node pod
- * ({@code kubectl exec … -- efs-csi status}). Exit codes: 0 shown, 1 cannot read, 2 bad flags.
+ * [--timeout-ms N]} (defaults: the chart's {@code /var/run/efs-csi}, {@code /host/sys/fs/cgroup}
+ * when present, else {@code /sys/fs/cgroup}, {@code /proc/self/mountinfo}, 500 ms): the node's
+ * volumes and proxies, as a table or as JSON. Run inside the node pod ({@code kubectl exec … --
+ * efs-csi status}). Exit codes: 0 shown, 1 cannot read, 2 bad flags.
  */
 public final class StatusCommand {
 
@@ -27,7 +29,11 @@ public final class StatusCommand {
   public static int run(List<String> args, PrintStream out, PrintStream err) {
     boolean json = false;
     Path state = Path.of("/var/run/efs-csi");
-    Path cgroupRoot = Path.of("/sys/fs/cgroup");
+    // the chart mounts the host's cgroupfs here (the container's own /sys/fs/cgroup is its subtree)
+    Path cgroupRoot =
+        java.nio.file.Files.isDirectory(Path.of("/host/sys/fs/cgroup"))
+            ? Path.of("/host/sys/fs/cgroup")
+            : Path.of("/sys/fs/cgroup");
     Path mountinfo = ProcMountTable.SELF;
     long timeoutMs = 500;
     for (int i = 0; i < args.size(); i++) {
