@@ -137,6 +137,22 @@ class ProxyEventsTest {
   }
 
   @Test
+  void anOrphanNamesItsOwnMountPointsAndACrashLoopItsLastExit() throws Exception {
+    PodEvents events = new PodEvents(() -> client, NODE, Clock.systemUTC());
+    try (ProxyEvents p = new ProxyEvents(events, new ProcMountTable(mountinfo(20051)))) {
+      // the orphan's mounts are gone from the table by now: the ones the reconciler names count
+      p.orphanUnmounted(20049, List.of(PodEventsTest.TARGET));
+      p.crashLooping("fs-1|fsap-2", 20051, "exited with code 12");
+      p.drain();
+    }
+    List<String> reasons =
+        podEvents.stream().map(b -> Serialization.unmarshal(b, Event.class).getReason()).toList();
+    assertEquals(List.of("OrphanMountUnmounted", "ProxyCrashLooping"), reasons);
+    assertTrue(podEvents.getLast().contains("exited with code 12"), podEvents.getLast());
+    assertEquals(2, pvEvents.size());
+  }
+
+  @Test
   void aStormOfDistinctEventsIsCutToTheBurstPerObject() throws Exception {
     PodEvents events = new PodEvents(() -> client, NODE, Clock.systemUTC());
     try (ProxyEvents p = new ProxyEvents(events, new ProcMountTable(mountinfo(20049)))) {
