@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
 public final class Main {
 
   static final String COMMANDS =
-      "controller, node, all, proxy, demo, benchmark-controller, version";
+      "controller, node, all, proxy, demo, benchmark-controller, status, version";
 
   private Main() {}
 
@@ -69,6 +69,10 @@ public final class Main {
         case "all" -> serve(Mode.ALL, flagSet.parse(rest), env, out, err);
         case "demo" -> Demo.run(rest, out, err);
         case "benchmark-controller" -> benchmark(rest, out, err);
+        case "status" -> {
+          Logging.quiet();
+          yield io.efscsi.node.status.StatusCommand.run(rest, out, err);
+        }
         case "proxy" ->
             throw new UsageException(
                 "the proxy runs through bin/efs-csi proxy, on its own minimal classpath");
@@ -182,6 +186,8 @@ public final class Main {
       benchmark-controller [volumes]
                    time CreateVolume/DeleteVolume of a packaged controller against the embedded
                    EFS emulator (default 1000 volumes)
+      status [--json] [--state-dir DIR]
+                   the node's volumes, proxies and mounts (run inside the node pod); read-only
       version      print the version as JSON
 
     flags (the Go driver's names; unknown flags are refused with exit code 2):

@@ -81,7 +81,11 @@ public final class DriverRuntime implements AutoCloseable {
         p.start(readiness);
         started.add(p);
       }
-      server = CsiServer.start(options.endpoint(), services);
+      server =
+          CsiServer.start(
+              options.endpoint(),
+              services,
+              List.of(new io.efscsi.common.grpc.CallMetricsInterceptor(registry)));
       Optional<HealthHttpServer> http = Optional.empty();
       if (options.httpEndpoint().isPresent()) {
         Optional<SSLContext> tls = Optional.empty();

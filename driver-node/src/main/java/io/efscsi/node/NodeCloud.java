@@ -206,13 +206,26 @@ final class NodeCloud implements AutoCloseable {
    * ({@code KUBERNETES_SERVICE_HOST} and {@code CSI_NODE_NAME} set).
    */
   io.efscsi.node.takeover.TakeoverEvents takeoverEvents() {
+    return events()
+        .<io.efscsi.node.takeover.TakeoverEvents>map(io.efscsi.node.takeover.PodTakeoverEvents::new)
+        .orElse(io.efscsi.node.takeover.TakeoverEvents.LOG);
+  }
+
+  /** Kubernetes Events, when running in a cluster with the node's name known; one for all. */
+  synchronized java.util.Optional<io.efscsi.node.events.PodEvents> events() {
     String node = env.getOrDefault("CSI_NODE_NAME", "").strip();
     if (!env.containsKey("KUBERNETES_SERVICE_HOST") || node.isEmpty()) {
-      return io.efscsi.node.takeover.TakeoverEvents.LOG;
+      return java.util.Optional.empty();
     }
-    return new io.efscsi.node.takeover.PodTakeoverEvents(
-        new io.efscsi.node.events.PodEvents(this::eventsClient, node, java.time.Clock.systemUTC()));
+    if (events == null) {
+      events =
+          new io.efscsi.node.events.PodEvents(
+              this::eventsClient, node, java.time.Clock.systemUTC());
+    }
+    return java.util.Optional.of(events);
   }
+
+  private io.efscsi.node.events.PodEvents events;
 
   private synchronized KubernetesClient eventsClient() {
     if (eventsClient == null) {

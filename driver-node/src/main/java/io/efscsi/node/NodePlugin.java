@@ -5,6 +5,8 @@ import io.efscsi.common.error.DriverException;
 import io.efscsi.common.identity.IdentityService.Capability;
 import io.efscsi.common.identity.Readiness;
 import io.efscsi.node.cloud.NodeMetadata;
+import io.efscsi.node.events.PodEvents;
+import io.efscsi.node.events.ProxyEvents;
 import io.efscsi.node.mount.CommandMounter;
 import io.efscsi.node.mount.MountPoints;
 import io.efscsi.node.mount.Mounter;
@@ -66,6 +68,8 @@ public final class NodePlugin implements Plugin {
   private volatile MeterRegistry registry;
   private Thread starter;
   private volatile ScheduledExecutorService takeoverTimer;
+  private volatile AutoCloseable volumeMetrics;
+  private volatile ProxyEvents proxyEventsSender;
 
   public NodePlugin(NodeOptions options, Map<String, String> env) {
     this.options = options;
@@ -88,11 +92,21 @@ public final class NodePlugin implements Plugin {
     MountPoints mounts = new MountPoints(new ProcMountTable(ProcMountTable.SELF));
     Mounter mounter =
         new CommandMounter(options.nfsMountCommand(), MOUNT_TIMEOUT, options.unmountTimeout());
+    StagingMounts staging =
+        new StagingMounts(supervisors, mounter, mounts, cloud.certificates(), UNMOUNT_WAIT);
+    cloud
+        .events()
+        .ifPresent(e ->
+            staging.onStageFailure((volumeId, why) ->
+                Thread.ofVirtual()
+                    .start(() ->
+                        e.recordOnVolumeHandle(
+                            volumeId, PodEvents.Type.Warning, "StageFailed", why))));
     this.service =
         new NodeService(
             (id, ctx, flags, ro) ->
                 withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort()),
-            new StagingMounts(supervisors, mounter, mounts, cloud.certificates(), UNMOUNT_WAIT),
+            staging,
             new PublishMounts(mounter, mounts, UNMOUNT_WAIT, this::unpublished, this::takenOver),
             new VolumeHealth(
                 mounts,
@@ -199,11 +213,11 @@ public final class NodePlugin implements Plugin {
     String lastReason = null;
     while (!closed) {
       try {
-        ProxySupervisor s = newSupervisor(options.supervisor());
+        ProxySupervisor s = newSupervisor(options.supervisor(), proxyEvents());
         s.start();
         MeterRegistry r = registry;
         if (r != null) {
-          SupervisorMetrics.bind(s, r);
+          volumeMetrics = SupervisorMetrics.bind(s, new ProcMountTable(ProcMountTable.SELF), r);
         }
         supervisor = s;
         try {
@@ -286,8 +300,27 @@ public final class NodePlugin implements Plugin {
     }
   }
 
+  /** Events about proxies on the pods and volumes they serve, when in a cluster. */
+  private ProxySupervisor.Listener proxyEvents() {
+    Optional<PodEvents> e = cloud.events();
+    if (proxyEventsSender != null) {
+      return proxyEventsSender;
+    }
+    if (e.isEmpty()) {
+      return new ProxySupervisor.Listener() {};
+    }
+    ProxyEvents p = new ProxyEvents(e.get(), new ProcMountTable(ProcMountTable.SELF));
+    proxyEventsSender = p;
+    return p;
+  }
+
   /** The real adapters; only here. */
   static ProxySupervisor newSupervisor(SupervisorOptions o) throws java.io.IOException {
+    return newSupervisor(o, new ProxySupervisor.Listener() {});
+  }
+
+  static ProxySupervisor newSupervisor(SupervisorOptions o, ProxySupervisor.Listener listener)
+      throws java.io.IOException {
     CgroupPlacer placer =
         CgroupDetector.choose(
             o.cgroupMode(),
@@ -304,7 +337,7 @@ public final class NodePlugin implements Plugin {
         new CommandUnmounter("umount", Duration.ofSeconds(10)),
         PortAllocator::loopbackBindable,
         Clock.systemUTC(),
-        new ProxySupervisor.Listener() {});
+        listener);
   }
 
   /** The distribution root: {@code efscsi.home} (set by bin/efs-csi), else from our jar's place. */
@@ -338,6 +371,18 @@ public final class NodePlugin implements Plugin {
     cloud.close();
     if (starter != null) {
       starter.interrupt();
+    }
+    AutoCloseable metrics = volumeMetrics;
+    if (metrics != null) {
+      try {
+        metrics.close();
+      } catch (Exception e) {
+        LOG.debug("volume metrics did not stop: {}", e.toString());
+      }
+    }
+    ProxyEvents sender = proxyEventsSender;
+    if (sender != null) {
+      sender.close();
     }
     ScheduledExecutorService timer = takeoverTimer;
     if (timer != null) {

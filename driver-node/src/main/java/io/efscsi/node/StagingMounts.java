@@ -35,6 +35,7 @@ public final class StagingMounts {
   private final MountPoints mounts;
   private final ClientCertificateSource certificates;
   private final Duration unmountWait;
+  private volatile java.util.function.BiConsumer<String, String> failures = (v, why) -> {};
 
   public StagingMounts(
       Supplier<ProxySupervisor> supervisors,
@@ -49,8 +50,26 @@ public final class StagingMounts {
     this.unmountWait = unmountWait;
   }
 
+  /** Told of every failed stage: the volume id and why (events on the PersistentVolume). */
+  public void onStageFailure(java.util.function.BiConsumer<String, String> listener) {
+    this.failures = listener;
+  }
+
   /** Stages a volume; a repeated identical call is a success. */
   public void stage(String volumeId, Path stagingPath, MountPlan plan) throws IOException {
+    try {
+      stageOnce(volumeId, stagingPath, plan);
+    } catch (IOException | RuntimeException e) {
+      try {
+        failures.accept(volumeId, String.valueOf(e.getMessage()));
+      } catch (RuntimeException ignored) {
+        // only informs
+      }
+      throw e;
+    }
+  }
+
+  private void stageOnce(String volumeId, Path stagingPath, MountPlan plan) throws IOException {
     String user = stagingPath.normalize().toString();
     Optional<MountInfo> existing = mounts.at(stagingPath);
     Optional<ProxySupervisor.Lease> lease = supervisors.get().leaseOf(user);

@@ -1,20 +1,35 @@
 package io.efscsi.node;
 
+import io.efscsi.node.metrics.VolumeMetrics;
 import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
 import io.efscsi.supervisor.SupervisorStats;
+import io.efscsi.supervisor.mounts.MountTable;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
 
-/** The supervisor's counters and proxy states on the node's /metrics. */
-final class SupervisorMetrics {
+/**
+ * The supervisor's counters and proxy states on the node's /metrics, and the per-volume ones
+ * ({@link VolumeMetrics}, refreshed in the background until closed). docs/metrics.md lists them.
+ */
+public final class SupervisorMetrics {
+
+  /** How often the per-volume numbers are gathered (a typical scrape interval). */
+  public static final Duration REFRESH = Duration.ofSeconds(15);
 
   private SupervisorMetrics() {}
 
-  static void bind(ProxySupervisor s, MeterRegistry r) {
+  /** Binds everything; the returned per-volume metrics refresh until closed. */
+  public static VolumeMetrics bind(ProxySupervisor s, MountTable table, MeterRegistry r) {
+    bindCounters(s, r);
+    return new VolumeMetrics(VolumeMetrics.Source.of(s, table), r).start(REFRESH);
+  }
+
+  static void bindCounters(ProxySupervisor s, MeterRegistry r) {
     SupervisorStats st = s.stats();
     counter(r, "efs_csi_proxy_launches", "proxy processes started", st.launches);
     counter(r, "efs_csi_proxy_restarts", "proxy restarts after an exit", st.restarts);

@@ -122,6 +122,17 @@ class HelmChartTest {
         .findFirst();
   }
 
+  /** The custom resource (ServiceMonitor, PrometheusRule…) of this kind and name. */
+  static io.fabric8.kubernetes.api.model.GenericKubernetesResource custom(
+      List<HasMetadata> all, String kind, String name) {
+    return all.stream()
+        .filter(io.fabric8.kubernetes.api.model.GenericKubernetesResource.class::isInstance)
+        .map(io.fabric8.kubernetes.api.model.GenericKubernetesResource.class::cast)
+        .filter(r -> r.getKind().equals(kind) && r.getMetadata().getName().equals(name))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no " + kind + " " + name));
+  }
+
   static Container container(PodSpec pod, String name) {
     return pod.getContainers().stream()
         .filter(c -> c.getName().equals(name))

@@ -344,12 +344,12 @@ class HelmUpstreamControllerValuesTest {
     // controller.enableMetrics: --http-endpoint, port 3301, Service efs-csi-controller;
     // enablePrometheusAnnotations (default true): prometheus.io annotations;
     // serviceMonitor.enabled: a ServiceMonitor efs-csi-controller scraping every 15 s
-    assertTrue(defaults.stream().noneMatch(Service.class::isInstance));
+    // (the node's efs-csi-node-metrics Service is on by default: HelmMonitoringTest)
+    assertTrue(named(defaults, Service.class, "efs-csi-controller").isEmpty());
     Container oplugin = container(pod(on), "efs-plugin");
     assertTrue(args(oplugin).contains("--http-endpoint=0.0.0.0:3301"));
     assertTrue(oplugin.getPorts().stream().anyMatch(p -> p.getContainerPort() == 3301));
-    Service service = one(on, Service.class);
-    assertEquals("efs-csi-controller", service.getMetadata().getName());
+    Service service = named(on, Service.class, "efs-csi-controller").orElseThrow();
     assertEquals(3301, service.getSpec().getPorts().getFirst().getPort());
     var podLabels = controller(on).getSpec().getTemplate().getMetadata().getLabels();
     assertTrue(podLabels.entrySet().containsAll(service.getSpec().getSelector().entrySet()));
@@ -364,12 +364,7 @@ class HelmUpstreamControllerValuesTest {
             .getAnnotations();
     assertFalse(noAnnotations.containsKey("prometheus.io/scrape"));
     GenericKubernetesResource monitor =
-        on.stream()
-            .filter(GenericKubernetesResource.class::isInstance)
-            .map(GenericKubernetesResource.class::cast)
-            .filter(r -> r.getKind().equals("ServiceMonitor"))
-            .findFirst()
-            .orElseThrow();
+        HelmChartTest.custom(on, "ServiceMonitor", "efs-csi-controller");
     assertEquals("efs-csi-controller", monitor.getMetadata().getName());
     assertEquals("prometheus", monitor.getMetadata().getLabels().get("release"));
     @SuppressWarnings("unchecked")

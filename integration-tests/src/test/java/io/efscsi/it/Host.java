@@ -117,6 +117,22 @@ final class Host implements AutoCloseable {
         .orElseThrow(() -> new AssertionError("no proxy for " + key));
   }
 
+  /**
+   * The value of one series of the node's /metrics ({@code name{labels}} exactly as exposed, e.g.
+   * {@code efs_csi_volume_proxy_restarts_total{port="20049",volume="fs-1"}}); NaN when absent.
+   */
+  double metric(String series) throws InterruptedException {
+    in.println("metrics");
+    double v = Double.NaN;
+    for (String l = next(30); !l.equals("end"); l = next(30)) {
+      int space = l.lastIndexOf(' ');
+      if (l.substring(0, space).equals(series)) {
+        v = Double.parseDouble(l.substring(space + 1));
+      }
+    }
+    return v;
+  }
+
   String stats() throws InterruptedException {
     return ask("stats");
   }

@@ -127,6 +127,7 @@ class NodeIT {
     args.add("--proxy-port-range=" + ports);
     args.add("--mount-absent-grace=1h");
     args.add("--vol-metrics-opt-in");
+    args.add("--http-endpoint=127.0.0.1:0");
     args.add("--nfs-mount-command=" + script);
     args.add("--mount-target-port=" + mountTargetPort);
     args.addAll(flags);
@@ -146,6 +147,21 @@ class NodeIT {
       Thread.sleep(50);
     }
     return d;
+  }
+
+  /** The plugin's /metrics (its port from the log line of the HTTP server). */
+  static String metrics(PackagedDriver d) throws Exception {
+    var m =
+        java.util.regex.Pattern.compile("health and metrics on http://127\\.0\\.0\\.1:(\\d+)")
+            .matcher(d.logText());
+    assertTrue(m.find(), "no metrics endpoint in the log");
+    var http = java.net.http.HttpClient.newHttpClient();
+    return http.send(
+            java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create("http://127.0.0.1:" + m.group(1) + "/metrics"))
+                .build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString())
+        .body();
   }
 
   static boolean ready(PackagedDriver d) {
@@ -330,6 +346,18 @@ class NodeIT {
     assertEquals(2, calls.size());
     assertTrue(calls.get(1).contains(" 127.0.0.1:/sub/dir "), calls.get(1));
     assertEquals(1, records().size(), "one proxy for two volumes of one key");
+    String m = metrics(node);
+    assertTrue(
+        m.contains(
+            "efs_csi_csi_call_duration_seconds_count{code=\"OK\",method=\"NodeStageVolume\"} 2"),
+        m);
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (!m.matches(
+        "(?s).*efs_csi_volume_proxy_up\\{port=\"\\d+\",volume=\"fs-[0-9a-f]+\"} 1\\.0.*")) {
+      assertTrue(System.nanoTime() < deadline, "no per-volume series within 20 s:\n" + m);
+      Thread.sleep(500);
+      m = metrics(node);
+    }
     Path target = tmp.resolve("kubelet/pods/p/volumes/kubernetes.io~csi/pv/mount");
     n.nodePublishVolume(publish(VOLUME, s1, target, false));
     String record = Files.readString(records().getFirst());

@@ -89,8 +89,12 @@ public final class SupervisorHost {
             unmounter,
             probe,
             Clock.systemUTC(),
-            new ProxySupervisor.Listener() {});
+            listener(a, table));
     sup.start();
+    var registry =
+        new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
+            io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
+    var volumeMetrics = io.efscsi.node.SupervisorMetrics.bind(sup, table, registry);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     out.println("started");
     BufferedReader in =
@@ -150,6 +154,11 @@ public final class SupervisorHost {
             out.println("end");
           }
           case "stats" -> out.println("stats " + stats(sup.stats()));
+          case "metrics" -> { // the node's /metrics, as the node plugin serves it
+            volumeMetrics.refresh();
+            registry.scrape().lines().filter(l -> l.startsWith("efs_csi")).forEach(out::println);
+            out.println("end");
+          }
           case "stopall" -> {
             sup.stopAll();
             out.println("ok");
@@ -168,6 +177,26 @@ public final class SupervisorHost {
       }
     }
     sup.close();
+  }
+
+  /**
+   * With {@code --events-api URL}: the node plugin's proxy events, sent to that API server for node
+   * {@code --node} (a fake one in the test).
+   */
+  static ProxySupervisor.Listener listener(Map<String, String> a, MountTable table) {
+    if (!a.containsKey("events-api")) {
+      return new ProxySupervisor.Listener() {};
+    }
+    var client =
+        new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+            .withConfig(
+                new io.fabric8.kubernetes.client.ConfigBuilder()
+                    .withMasterUrl(a.get("events-api"))
+                    .withRequestRetryBackoffLimit(0)
+                    .build())
+            .build();
+    return new io.efscsi.node.events.ProxyEvents(
+        new io.efscsi.node.events.PodEvents(() -> client, a.get("node"), Clock.systemUTC()), table);
   }
 
   private static SupervisorConfig withStartTimeout(SupervisorConfig c, Duration start) {

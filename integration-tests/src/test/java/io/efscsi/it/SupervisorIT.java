@@ -31,6 +31,7 @@ class SupervisorIT {
   Path dir;
   Path mountinfo;
   final List<Host> hosts = new ArrayList<>();
+  final List<FakeApiServer> apis = new ArrayList<>();
 
   @BeforeAll
   static void startLab() throws Exception {
@@ -56,13 +57,31 @@ class SupervisorIT {
     for (Host h : hosts) {
       h.close();
     }
+    apis.forEach(FakeApiServer::close);
     HostCleanup.deleteTree(dir);
   }
 
   /** Writes the simulated kernel mount table atomically (a reader never sees half a file). */
   void writeMountinfo(List<Integer> loopbackPorts) throws IOException {
+    writeMountinfo(loopbackPorts, List.of());
+  }
+
+  /**
+   * As {@link #writeMountinfo(List)}, plus a pod's target ({@link FakeApiServer#target}) per port.
+   */
+  void writeMountinfo(List<Integer> loopbackPorts, List<Integer> published) throws IOException {
     StringBuilder sb = new StringBuilder("22 1 0:21 / / rw shared:1 - ext4 /dev/vda rw\n");
     int id = 100;
+    for (int port : published) {
+      sb.append(id++)
+          .append(" 22 0:")
+          .append(id)
+          .append(" / ")
+          .append(FakeApiServer.target(port))
+          .append(" rw,relatime shared:9 - nfs4 127.0.0.1:/ rw,vers=4.1,soft,port=")
+          .append(port)
+          .append(",addr=127.0.0.1\n");
+    }
     for (int port : loopbackPorts) {
       sb.append(id++)
           .append(" 22 0:")
@@ -139,6 +158,31 @@ class SupervisorIT {
     return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
   }
 
+  /** One run of {@code efs-csi status} on this test's state dir and simulated mount table. */
+  record StatusRun(String text, long millis, List<java.util.Map<?, ?>> proxies) {}
+
+  StatusRun status(String... extra) {
+    List<String> args =
+        new ArrayList<>(
+            List.of("--state-dir", dir.toString(), "--mountinfo", mountinfo.toString()));
+    args.addAll(List.of(extra));
+    var bytes = new java.io.ByteArrayOutputStream();
+    var err = new java.io.ByteArrayOutputStream();
+    long t0 = System.nanoTime();
+    int rc =
+        io.efscsi.node.status.StatusCommand.run(
+            args, new java.io.PrintStream(bytes, true), new java.io.PrintStream(err, true));
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    assertEquals(0, rc, err.toString());
+    String text = bytes.toString();
+    List<java.util.Map<?, ?>> proxies = new ArrayList<>();
+    if (args.contains("--json")) {
+      var m = (java.util.Map<?, ?>) io.efscsi.supervisor.state.Json.parse(text);
+      ((List<?>) m.get("proxies")).forEach(p -> proxies.add((java.util.Map<?, ?>) p));
+    }
+    return new StatusRun(text, ms, proxies);
+  }
+
   void assertServes(int port) throws Exception {
     NfsLab.Result r = lab.run("nfs-ls", lab.url(port, ""));
     assertEquals(0, r.exit(), "NFS through 127.0.0.1:" + port + ": " + r.output());
@@ -147,9 +191,12 @@ class SupervisorIT {
 
   @Test
   void aKilledProxyComesBackOnTheSamePort() throws Exception {
-    Host h = host("--ports", freeRange(4));
+    FakeApiServer api = new FakeApiServer();
+    apis.add(api);
+    Host h = host("--ports", freeRange(4), "--events-api", api.url(), "--node", FakeApiServer.NODE);
     int port = h.ensure("fs-1", lab.nfsPort, "stage-a");
-    writeMountinfo(List.of(port)); // the kernel mounted it
+    api.podsOn(List.of(port));
+    writeMountinfo(List.of(port), List.of(port)); // the kernel mounted it; a pod uses it
     long pid = h.status("fs-1").pid();
     assertServes(port);
 
@@ -163,6 +210,59 @@ class SupervisorIT {
     assertEquals("was_killed_by_signal_9", s.lastExit());
     assertServes(port);
     System.out.printf("supervisor: kill -9 to serving again on the same port: %d ms%n", ms);
+
+    String labels = "{port=\"" + port + "\",volume=\"fs-1\"}";
+    assertEquals(1, h.metric("efs_csi_volume_proxy_restarts_total" + labels));
+    assertEquals(1, h.metric("efs_csi_proxy_restarts_total"));
+    assertEquals(1, h.metric("efs_csi_volume_proxy_up" + labels));
+    assertEquals(0, h.metric("efs_csi_volume_proxy_oom_kills_total" + labels));
+    assertTrue(
+        h.metric("efs_csi_volume_bytes_to_client_total" + labels) > 0,
+        "the listing after the restart went through the new proxy");
+    assertEquals(2, h.metric("efs_csi_mounts"), "the staging mount and the pod's");
+    assertEquals(1, h.metric("efs_csi_proxy_ports{state=\"in_use\"}"));
+    assertEquals(3, h.metric("efs_csi_proxy_ports{state=\"free\"}"));
+
+    StatusRun st = status("--json");
+    assertTrue(st.millis() < 1000, "status took " + st.millis() + " ms");
+    var proxy = st.proxies().getFirst();
+    assertEquals((long) port, proxy.get("port"));
+    assertEquals(h.status("fs-1").pid(), proxy.get("pid"));
+    assertEquals(true, proxy.get("running"));
+    assertEquals(1L, proxy.get("restarts"));
+    assertTrue(
+        proxy.get("lastExit").toString().startsWith("was killed by signal 9 at "), st.text());
+    assertTrue(st.text().contains("globalmount"), st.text());
+
+    // the packaged launcher, as an operator runs it in the node pod
+    ProcessBuilder pb =
+        new ProcessBuilder(
+                PackagedDriver.distDir().resolve("bin/efs-csi").toString(),
+                "status",
+                "--state-dir",
+                dir.toString(),
+                "--mountinfo",
+                mountinfo.toString())
+            .redirectErrorStream(true);
+    pb.environment().clear();
+    pb.environment().putAll(PackagedDriver.cleanEnv());
+    Process p = pb.start();
+    String table = new String(p.getInputStream().readAllBytes());
+    assertEquals(0, p.waitFor(), table);
+    System.out.print("efs-csi status:\n" + table);
+    assertTrue(
+        table.lines().anyMatch(l -> l.startsWith(port + " ") && l.contains("running")), table);
+    assertTrue(table.contains("last exit: was killed by signal 9"), table);
+
+    await(
+        "the ProxyRestarted events",
+        Duration.ofSeconds(10),
+        () -> !api.reasons("PersistentVolume", "pv-" + port).isEmpty());
+    assertEquals(List.of("ProxyRestarted"), api.reasons("Pod", "app-" + port));
+    assertEquals(List.of("ProxyRestarted"), api.reasons("PersistentVolume", "pv-" + port));
+    assertTrue(
+        api.events.getFirst().getMessage().contains("was killed by signal 9"),
+        api.events.getFirst().getMessage());
   }
 
   @Test
@@ -338,10 +438,24 @@ class SupervisorIT {
         Files.isWritable(memRoot),
         "this suite needs the cgroup v1 memory controller (run as root)");
     String parent = "efs-csi-it-" + ProcessHandle.current().pid();
-    Host h = host("--ports", freeRange(4), "--cgroup", "v1", "--cgroup-parent", parent);
+    FakeApiServer api = new FakeApiServer();
+    apis.add(api);
+    Host h =
+        host(
+            "--ports",
+            freeRange(4),
+            "--cgroup",
+            "v1",
+            "--cgroup-parent",
+            parent,
+            "--events-api",
+            api.url(),
+            "--node",
+            FakeApiServer.NODE);
     int small = h.ensure("fs-small", lab.nfsPort, "s");
     int other = h.ensure("fs-other", lab.nfsPort, "s");
-    writeMountinfo(List.of(small, other));
+    api.podsOn(List.of(small, other));
+    writeMountinfo(List.of(small, other), List.of(small, other));
     long smallPid = h.status("fs-small").pid();
     long otherPid = h.status("fs-other").pid();
     Path group = memRoot.resolve(parent).resolve("proxy-" + small);
@@ -392,6 +506,32 @@ class SupervisorIT {
         h, "fs-small", smallPid, "the OOM-killed proxy back on its port", Duration.ofSeconds(30));
     assertEquals(small, h.status("fs-small").port());
     assertServes(small);
+    String labels = "{port=\"" + small + "\",volume=\"fs-small\"}";
+    assertEquals(1, h.metric("efs_csi_volume_proxy_oom_kills_total" + labels));
+    assertEquals(1, h.metric("efs_csi_proxy_oom_kills_total"));
+    assertEquals(1, h.metric("efs_csi_volume_proxy_restarts_total" + labels));
+    assertTrue(h.metric("efs_csi_volume_proxy_memory_bytes" + labels) > 0);
+    assertEquals(
+        Long.parseLong(Files.readString(group.resolve("memory.limit_in_bytes")).trim()),
+        h.metric("efs_csi_volume_proxy_memory_limit_bytes" + labels));
+    String otherLabels = "{port=\"" + other + "\",volume=\"fs-other\"}";
+    assertEquals(0, h.metric("efs_csi_volume_proxy_oom_kills_total" + otherLabels));
+    StatusRun st = status("--json", "--proxy-cgroup-root", "/sys/fs/cgroup");
+    var smallRow =
+        st.proxies().stream().filter(p -> p.get("port").equals((long) small)).findFirst().get();
+    assertEquals(1L, smallRow.get("oomKills"), st.text());
+    assertTrue(smallRow.get("lastExit").toString().startsWith("was OOM-killed"), st.text());
+    assertEquals("v1:" + parent + "/proxy-" + small, smallRow.get("cgroup"));
+    assertTrue((Long) smallRow.get("memoryBytes") > 0, st.text());
+    await(
+        "the OOM events",
+        Duration.ofSeconds(10),
+        () -> api.reasons("PersistentVolume", "pv-" + small).size() >= 2);
+    assertEquals(List.of("ProxyOOMKilled", "ProxyRestarted"), api.reasons("Pod", "app-" + small));
+    assertEquals(
+        List.of("ProxyOOMKilled", "ProxyRestarted"),
+        api.reasons("PersistentVolume", "pv-" + small));
+    assertEquals(List.of(), api.reasons("Pod", "app-" + other), "the other volume saw nothing");
     Host.Status o = h.status("fs-other");
     assertEquals(otherPid, o.pid(), "the other proxy, in its own cgroup, is untouched");
     assertEquals(0, o.restarts());

@@ -40,6 +40,20 @@ final class ProxyFiles {
     return dir.resolve(id + ".log");
   }
 
+  /** {@code <epoch millis> <why>}: the proxy's last exit, for {@code efs-csi status}. */
+  Path lastExit() {
+    return dir.resolve(id + ".exit");
+  }
+
+  /** Records an exit (best effort: it only informs). */
+  void writeLastExit(long millis, String why) {
+    try {
+      Files.writeString(lastExit(), millis + " " + why + "\n", StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      LOG.debug("cannot write {}: {}", lastExit(), e.toString());
+    }
+  }
+
   private Path rotatedLog() {
     return dir.resolve(id + ".log.1");
   }
@@ -77,7 +91,7 @@ final class ProxyFiles {
 
   /** Removes every file of the proxy. */
   void delete() {
-    for (Path p : new Path[] {config(), controlSocket(), log(), rotatedLog()}) {
+    for (Path p : new Path[] {config(), controlSocket(), log(), rotatedLog(), lastExit()}) {
       try {
         Files.deleteIfExists(p);
       } catch (IOException e) {

@@ -491,6 +491,29 @@ public final class ProxySupervisor implements AutoCloseable {
     return all().stream().map(Supervised::status).toList();
   }
 
+  /**
+   * What every proxy uses: cgroup memory and its control socket's counters, asked of all proxies at
+   * once, each bounded by {@code timeout}. Changes nothing.
+   */
+  public List<ProxyUsage> usage(java.time.Duration timeout) {
+    List<java.util.concurrent.CompletableFuture<ProxyUsage>> asks = new ArrayList<>();
+    for (Supervised s : all()) {
+      asks.add(
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> s.usage(timeout), Thread.ofVirtual()::start));
+    }
+    return asks.stream().map(java.util.concurrent.CompletableFuture::join).toList();
+  }
+
+  /** The port range: how many ports a proxy of ours holds, of how many. */
+  public record PortUse(int inUse, int total) {}
+
+  /** How much of the port range is held by proxies of ours. */
+  public PortUse portUse() {
+    long inRange = ports.held().stream().filter(ports::inRange).count();
+    return new PortUse((int) inRange, config.portUpper() - config.portLower() + 1);
+  }
+
   /** The status of one key's proxy. */
   public synchronized Optional<ProxyStatus> status(String key) {
     return Optional.ofNullable(byKey.get(key)).map(Supervised::status);

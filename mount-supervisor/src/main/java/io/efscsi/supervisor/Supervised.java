@@ -230,6 +230,7 @@ final class Supervised {
       if (gen == generation) {
         state = State.DOWN;
         lastExit = Optional.of(describeExit(exit));
+        files.writeLastExit(sup.clock().millis(), lastExit.get());
         // The caller handles this failure (ensure forgets the proxy, restart() backs off); the
         // process's own onExit, which may run after this, must not schedule a second restart.
         generation++;
@@ -249,6 +250,7 @@ final class Supervised {
       }
       String why = describeExit(exitCode);
       lastExit = Optional.of(why);
+      files.writeLastExit(sup.clock().millis(), why);
       state = State.DOWN;
       child = Optional.empty();
       LOG.warn("proxy for port {} (key {}) {}", port(), record.key(), why);
@@ -467,6 +469,43 @@ final class Supervised {
 
   private String logTail() {
     return files.logTail();
+  }
+
+  /**
+   * Memory of its cgroup and, when running, the counters of a {@code status} asked now (bounded by
+   * {@code timeout}); never changes anything.
+   */
+  ProxyUsage usage(Duration timeout) {
+    Placement p;
+    boolean running;
+    ProxyRecord r;
+    synchronized (this) {
+      p = placement;
+      running = state == State.RUNNING;
+      r = record;
+    }
+    java.util.Map<String, Object> counters = java.util.Map.of();
+    if (running) {
+      try {
+        if (io.efscsi.supervisor.state.Json.parse(
+                ControlClient.ask(controlSocket(), "status", timeout))
+            instanceof java.util.Map<?, ?> m) {
+          java.util.Map<String, Object> c = new java.util.LinkedHashMap<>();
+          m.forEach((k, v) -> c.put(k.toString(), v));
+          counters = c;
+        }
+      } catch (IOException | IllegalArgumentException e) {
+        LOG.debug("proxy for port {} gave no status: {}", r.port(), e.getMessage());
+      }
+    }
+    return new ProxyUsage(
+        r.key(),
+        r.port(),
+        p.describe(),
+        p.memoryCurrent(),
+        p.memoryPeak(),
+        p.memoryLimit(),
+        counters);
   }
 
   synchronized ProxyStatus status() {

@@ -64,6 +64,13 @@ public final class CsiServer {
    */
   public static CsiServer start(Endpoint endpoint, List<BindableService> services)
       throws IOException {
+    return start(endpoint, services, List.of());
+  }
+
+  /** As {@link #start(Endpoint, List)}, with interceptors around every service (outermost). */
+  public static CsiServer start(
+      Endpoint endpoint, List<BindableService> services, List<io.grpc.ServerInterceptor> outer)
+      throws IOException {
     EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     EventLoopGroup workers = new MultiThreadIoEventLoopGroup(2, EpollIoHandler.newFactory());
     ExecutorService executor =
@@ -93,6 +100,7 @@ public final class CsiServer {
     for (BindableService s : services) {
       builder.addService(intercepted(s));
     }
+    outer.forEach(builder::intercept);
     Server server = builder.build();
     try {
       server.start();

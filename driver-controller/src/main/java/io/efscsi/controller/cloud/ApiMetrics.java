@@ -39,8 +39,19 @@ public final class ApiMetrics implements ExecutionInterceptor {
 
   public ApiMetrics(MeterRegistry registry) {
     this.registry = registry;
-    EFS_OPERATIONS.forEach(op -> timer("efs", op));
+    EFS_OPERATIONS.forEach(op -> {
+      timer("efs", op);
+      throttles("efs", op); // at 0 from the start, so rate() and alerts see the series
+    });
     timer("sts", "AssumeRole");
+    throttles("sts", "AssumeRole");
+  }
+
+  private Counter throttles(String service, String request) {
+    return Counter.builder(THROTTLES)
+        .description("AWS API attempts that were throttled")
+        .tags("service", service, "request", request)
+        .register(registry);
   }
 
   private Timer timer(String service, String request) {
@@ -94,11 +105,7 @@ public final class ApiMetrics implements ExecutionInterceptor {
   }
 
   private void throttled(ExecutionAttributes attributes) {
-    Counter.builder(THROTTLES)
-        .description("AWS API attempts that were throttled")
-        .tags("service", service(attributes), "request", request(attributes))
-        .register(registry)
-        .increment();
+    throttles(service(attributes), request(attributes)).increment();
   }
 
   private void record(ExecutionAttributes attributes) {

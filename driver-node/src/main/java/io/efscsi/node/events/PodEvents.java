@@ -2,6 +2,8 @@ package io.efscsi.node.events;
 
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -22,8 +24,9 @@ import org.slf4j.LoggerFactory;
  * Kubernetes Events on the pods of this node, named by a kubelet target path ({@code
  * …/pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount}). The same reason and message for the same pod
  * again updates that event's count and last time, as kubelet's recorder aggregates, instead of a
- * new event. The driver works on when the API server is unreachable or forbids it: a failure is
- * logged once at WARN (then at DEBUG) and the event is dropped.
+ * new event; and at most {@link SpamFilter}'s burst per object, as kubelet's spam filter. Events on
+ * PersistentVolumes likewise. The driver works on when the API server is unreachable or forbids it:
+ * a failure is logged once at WARN (then at DEBUG) and the event is dropped.
  */
 public final class PodEvents {
 
@@ -42,6 +45,7 @@ public final class PodEvents {
   private final String nodeName;
   private final Clock clock;
   private final Map<String, Event> posted = new ConcurrentHashMap<>();
+  private final SpamFilter spam;
   private volatile String lastFailure;
 
   /**
@@ -52,6 +56,7 @@ public final class PodEvents {
     this.client = client;
     this.nodeName = nodeName;
     this.clock = clock;
+    this.spam = new SpamFilter(clock);
   }
 
   /** The pod uid of a kubelet target path, if it is one. */
@@ -69,29 +74,101 @@ public final class PodEvents {
     if (uid.isEmpty()) {
       return false;
     }
-    String key = uid.get() + "\u0000" + reason + "\u0000" + message;
+    return post(
+        "pod " + uid.get(),
+        type,
+        reason,
+        message,
+        k ->
+            pod(k, uid.get())
+                .map(p -> {
+                  ObjectMeta m = p.getMetadata();
+                  return new Involved(
+                      m.getNamespace(), "Pod", m.getNamespace(), m.getName(), m.getUid());
+                }));
+  }
+
+  /**
+   * Records an event on the PersistentVolume {@code pvName} (in namespace {@code default}, where
+   * events on cluster-scoped objects go); false when none was recorded.
+   */
+  public boolean recordOnVolume(String pvName, Type type, String reason, String message) {
+    return post("volume " + pvName, type, reason, message, k -> volume(volumeNamed(k, pvName)));
+  }
+
+  /** As {@link #recordOnVolume}, on the PersistentVolume of this CSI volume handle, if any. */
+  public boolean recordOnVolumeHandle(String volumeId, Type type, String reason, String message) {
+    return post(
+        "volume " + volumeId, type, reason, message, k -> volume(volumeWithHandle(k, volumeId)));
+  }
+
+  /** The object an event is about, and the namespace the event goes to. */
+  private record Involved(
+      String eventNamespace, String kind, String namespace, String name, String uid) {}
+
+  private static Optional<Involved> volume(Optional<PersistentVolume> pv) {
+    return pv.map(v ->
+        new Involved(
+            "default",
+            "PersistentVolume",
+            null,
+            v.getMetadata().getName(),
+            v.getMetadata().getUid()));
+  }
+
+  /**
+   * Posts an event on {@code object} (new, or the same one counted again), within the object's spam
+   * budget; false when none was recorded (no such object, budget spent, the API refused).
+   */
+  private boolean post(
+      String object,
+      Type type,
+      String reason,
+      String message,
+      java.util.function.Function<KubernetesClient, Optional<Involved>> find) {
+    String key = object + "\u0000" + reason + "\u0000" + message;
+    if (!spam.allow(object)) {
+      LOG.debug("event {} on {} dropped: too many events on it", reason, object);
+      return false;
+    }
     try {
       KubernetesClient k = client.get();
       Event earlier = posted.get(key);
       if (earlier != null && again(k, key, earlier)) {
         return true;
       }
-      Optional<Pod> pod = pod(k, uid.get());
-      if (pod.isEmpty()) {
-        LOG.debug("no pod with uid {} on node {}: no event ({})", uid.get(), nodeName, reason);
+      Optional<Involved> found = find.apply(k);
+      if (found.isEmpty()) {
+        LOG.debug("no {} on node {}: no event ({})", object, nodeName, reason);
         return false;
       }
-      posted.put(key, create(k, pod.get(), type, reason, message));
+      posted.put(key, create(k, found.get(), type, reason, message));
       return true;
     } catch (RuntimeException e) {
-      String why = String.valueOf(e.getMessage());
-      if (!why.equals(lastFailure)) {
-        LOG.warn("cannot record the event {} on pod {}: {}", reason, uid.get(), why);
-        lastFailure = why;
-      } else {
-        LOG.debug("still cannot record events: {}", why);
-      }
+      failed(reason, object, e);
       return false;
+    }
+  }
+
+  private static Optional<PersistentVolume> volumeNamed(KubernetesClient k, String name) {
+    return Optional.ofNullable(k.persistentVolumes().withName(name).get());
+  }
+
+  private static Optional<PersistentVolume> volumeWithHandle(KubernetesClient k, String handle) {
+    return k.persistentVolumes().list().getItems().stream()
+        .filter(pv -> pv.getSpec() != null && pv.getSpec().getCsi() != null)
+        .filter(pv -> "efs.csi.aws.com".equals(pv.getSpec().getCsi().getDriver()))
+        .filter(pv -> handle.equals(pv.getSpec().getCsi().getVolumeHandle()))
+        .findFirst();
+  }
+
+  private void failed(String reason, String on, RuntimeException e) {
+    String why = String.valueOf(e.getMessage());
+    if (!why.equals(lastFailure)) {
+      LOG.warn("cannot record the event {} on {}: {}", reason, on, why);
+      lastFailure = why;
+    } else {
+      LOG.debug("still cannot record events: {}", why);
     }
   }
 
@@ -126,10 +203,10 @@ public final class PodEvents {
         .findFirst();
   }
 
-  private Event create(KubernetesClient k, Pod pod, Type type, String reason, String message) {
+  private Event create(KubernetesClient k, Involved o, Type type, String reason, String message) {
+    String ns = o.eventNamespace();
+    String name = o.name();
     Instant now = clock.instant();
-    String ns = pod.getMetadata().getNamespace();
-    String name = pod.getMetadata().getName();
     Event e =
         new EventBuilder()
             .withNewMetadata()
@@ -141,10 +218,10 @@ public final class PodEvents {
             .endMetadata()
             .withNewInvolvedObject()
             .withApiVersion("v1")
-            .withKind("Pod")
-            .withNamespace(ns)
+            .withKind(o.kind())
+            .withNamespace(o.namespace())
             .withName(name)
-            .withUid(pod.getMetadata().getUid())
+            .withUid(o.uid())
             .endInvolvedObject()
             .withType(type.name())
             .withReason(reason)

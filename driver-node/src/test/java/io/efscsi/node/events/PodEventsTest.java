@@ -58,8 +58,8 @@ class PodEventsTest {
         .build();
   }
 
-  @BeforeEach
-  void apiServer() {
+  /** The node's pods: writer-0 (team-a, {@link #UID}) and another. */
+  static void servePods(KubernetesMockServer server) {
     server
         .expect()
         .get()
@@ -72,6 +72,11 @@ class PodEventsTest {
                     pod("team-b", "other", "11111111-2222-3333-4444-555555555555"))
                 .build())
         .always();
+  }
+
+  @BeforeEach
+  void apiServer() {
+    servePods(server);
     server
         .expect()
         .post()

@@ -47,6 +47,48 @@ public final class CgroupDetector {
     return p;
   }
 
+  /**
+   * The group a state record describes ({@code v1:…}, {@code v2:…}, {@code systemd:…}), for reading
+   * its counters from outside the supervisor ({@code efs-csi status}); creates nothing.
+   */
+  public static Placement described(Path root, String described) {
+    String kind = described.indexOf(':') < 0 ? "" : described.substring(0, described.indexOf(':'));
+    CgroupPlacer p =
+        switch (kind) {
+          case "v2" -> new CgroupV2Placer(root, "efs-csi");
+          case "v1" -> new CgroupV1Placer(root, "efs-csi");
+          case "systemd" -> new SystemdScopePlacer("systemd-run", "efs-csi.slice", root);
+          default -> null;
+        };
+    if (p != null) {
+      return p.existing(described);
+    }
+    return new Placement() {
+      @Override
+      public String describe() {
+        return described;
+      }
+
+      @Override
+      public List<String> wrap(List<String> command) {
+        return command;
+      }
+
+      @Override
+      public java.util.Map<String, String> environment() {
+        return java.util.Map.of();
+      }
+
+      @Override
+      public long oomKills() {
+        return -1;
+      }
+
+      @Override
+      public void remove() {}
+    };
+  }
+
   private static CgroupPlacer detect(
       Path root, String parent, String systemdRun, Path systemdRuntime) {
     Path controllers = root.resolve("cgroup.controllers");

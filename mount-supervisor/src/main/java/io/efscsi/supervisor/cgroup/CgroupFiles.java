@@ -77,6 +77,23 @@ final class CgroupFiles {
     }
   }
 
+  /**
+   * A file holding one number ({@code memory.current}); -1 when absent, unreadable or {@code max}.
+   * Values at or above 2^62 (cgroup v1's "no limit") are -1 too.
+   */
+  static long single(Path file) {
+    try {
+      String v = Files.readString(file, StandardCharsets.US_ASCII).trim();
+      if (v.equals("max")) {
+        return -1;
+      }
+      long n = Long.parseLong(v);
+      return n >= 1L << 62 ? -1 : n;
+    } catch (IOException | NumberFormatException e) {
+      return -1;
+    }
+  }
+
   /** Removes a cgroup directory; the kernel refuses while tasks remain, so retry briefly. */
   static void rmdir(Path dir) {
     for (int attempt = 0; attempt < 20; attempt++) {

@@ -94,6 +94,21 @@ public final class CgroupV1Placer implements CgroupPlacer {
     }
 
     @Override
+    public long memoryCurrent() {
+      return CgroupFiles.single(memory().resolve("memory.usage_in_bytes"));
+    }
+
+    @Override
+    public long memoryPeak() {
+      return CgroupFiles.single(memory().resolve("memory.max_usage_in_bytes"));
+    }
+
+    @Override
+    public long memoryLimit() {
+      return CgroupFiles.single(memory().resolve("memory.limit_in_bytes"));
+    }
+
+    @Override
     public void remove() {
       CgroupFiles.rmdir(memory());
       CgroupFiles.rmdir(pidsGroup());

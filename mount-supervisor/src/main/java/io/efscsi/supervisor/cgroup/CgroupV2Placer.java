@@ -113,6 +113,21 @@ public final class CgroupV2Placer implements CgroupPlacer {
     }
 
     @Override
+    public long memoryCurrent() {
+      return CgroupFiles.single(dir.resolve("memory.current"));
+    }
+
+    @Override
+    public long memoryPeak() {
+      return CgroupFiles.single(dir.resolve("memory.peak"));
+    }
+
+    @Override
+    public long memoryLimit() {
+      return CgroupFiles.single(dir.resolve("memory.max"));
+    }
+
+    @Override
     public void remove() {
       CgroupFiles.rmdir(dir);
     }

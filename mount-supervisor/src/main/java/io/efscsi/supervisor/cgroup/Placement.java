@@ -27,6 +27,21 @@ public interface Placement {
     return List.of();
   }
 
+  /** Memory charged to the group now, in bytes; -1 when unknown. */
+  default long memoryCurrent() {
+    return -1;
+  }
+
+  /** The most memory the group was ever charged, in bytes; -1 when unknown. */
+  default long memoryPeak() {
+    return -1;
+  }
+
+  /** The group's memory limit in bytes; -1 when none or unknown. */
+  default long memoryLimit() {
+    return -1;
+  }
+
   /** Removes the group once its processes are gone (best effort, logged). */
   void remove();
 }

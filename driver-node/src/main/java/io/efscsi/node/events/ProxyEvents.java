@@ -1,0 +1,140 @@
+package io.efscsi.node.events;
+
+import io.efscsi.supervisor.ProxySupervisor;
+import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.mounts.MountTable;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the supervisor hears about a proxy, as Kubernetes Events on the pods whose volume it serves
+ * (their targets carry its port in the mount table) and on their PersistentVolumes: ProxyRestarted,
+ * ProxyOOMKilled, ProxyCrashLooping, OrphanMountUnmounted. Sent from a thread of its own with a
+ * bounded queue (the supervisor calls its listener holding a proxy's lock; an API server that is
+ * slow or gone must never hold it up), aggregated and rate-limited by {@link PodEvents}.
+ */
+public final class ProxyEvents implements ProxySupervisor.Listener, AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(ProxyEvents.class);
+  private static final Pattern TARGET =
+      Pattern.compile(".*/pods/[^/]+/volumes/kubernetes\\.io~csi/([^/]+)/mount");
+
+  private final PodEvents events;
+  private final MountTable table;
+  private final ThreadPoolExecutor sender =
+      new ThreadPoolExecutor(
+          1,
+          1,
+          0,
+          TimeUnit.SECONDS,
+          new ArrayBlockingQueue<>(256),
+          Thread.ofPlatform().name("proxy-events").daemon().factory(),
+          (task, pool) -> LOG.debug("event queue full; an event was dropped"));
+
+  public ProxyEvents(PodEvents events, MountTable table) {
+    this.events = events;
+    this.table = table;
+  }
+
+  @Override
+  public void restarted(String key, int port, String reason, long restarts) {
+    send(
+        port,
+        List.of(),
+        "ProxyRestarted",
+        "the NFS proxy of this volume (127.0.0.1:"
+            + port
+            + ") "
+            + reason
+            + "; restarted on the same port (restart "
+            + restarts
+            + ")");
+  }
+
+  @Override
+  public void crashLooping(String key, int port, String lastExit) {
+    send(
+        port,
+        List.of(),
+        "ProxyCrashLooping",
+        "the NFS proxy of this volume (127.0.0.1:"
+            + port
+            + ") keeps exiting; last: "
+            + lastExit
+            + ". I/O on the volume fails or hangs until it stays up; see efs-csi status on the node");
+  }
+
+  @Override
+  public void oomKilled(String key, int port) {
+    send(
+        port,
+        List.of(),
+        "ProxyOOMKilled",
+        "the NFS proxy of this volume (127.0.0.1:"
+            + port
+            + ") was killed by the kernel's OOM killer in its cgroup (node.proxy.memoryLimit);"
+            + " it is restarted on the same port");
+  }
+
+  @Override
+  public void orphanUnmounted(int port, List<String> mountPoints) {
+    send(
+        port,
+        mountPoints,
+        "OrphanMountUnmounted",
+        "a mount of this volume through 127.0.0.1:"
+            + port
+            + " had no proxy and no user; it was lazily unmounted");
+  }
+
+  private void send(int port, List<String> known, String reason, String message) {
+    sender.execute(() -> {
+      try {
+        Set<String> targets = new LinkedHashSet<>(known);
+        if (known.isEmpty()) {
+          for (MountInfo m : table.read()) {
+            if (m.loopbackPort().orElse(-1) == port) {
+              targets.add(m.mountPoint());
+            }
+          }
+        }
+        Set<String> volumes = new LinkedHashSet<>();
+        List<String> pods = new ArrayList<>();
+        for (String t : targets) {
+          Matcher m = TARGET.matcher(t);
+          if (m.matches()) {
+            pods.add(t);
+            volumes.add(m.group(1));
+          }
+        }
+        for (String t : pods) {
+          events.record(t, PodEvents.Type.Warning, reason, message);
+        }
+        for (String pv : volumes) {
+          events.recordOnVolume(pv, PodEvents.Type.Warning, reason, message);
+        }
+      } catch (Exception e) {
+        LOG.debug("no {} event for port {}: {}", reason, port, e.toString());
+      }
+    });
+  }
+
+  /** Waits for queued events (tests). */
+  void drain() throws Exception {
+    sender.submit(() -> {}).get();
+  }
+
+  @Override
+  public void close() {
+    sender.shutdownNow();
+  }
+}

@@ -1,0 +1,41 @@
+package io.efscsi.supervisor;
+
+import java.util.Map;
+
+/**
+ * What one proxy uses right now, for metrics and {@code efs-csi status}: its cgroup's memory and
+ * the counters its control socket reports.
+ *
+ * @param key the mount key
+ * @param port its 127.0.0.1 port
+ * @param cgroup where it is placed ({@code kind:path})
+ * @param memoryCurrent bytes charged to its cgroup now; -1 unknown
+ * @param memoryPeak the most bytes ever charged to its cgroup; -1 unknown
+ * @param memoryLimit its cgroup's memory limit; -1 none or unknown
+ * @param counters the control socket's {@code status} object (bytes, connections, failures…); empty
+ *     when the proxy is not running or did not answer in time
+ */
+public record ProxyUsage(
+    String key,
+    int port,
+    String cgroup,
+    long memoryCurrent,
+    long memoryPeak,
+    long memoryLimit,
+    Map<String, Object> counters) {
+
+  public ProxyUsage {
+    counters = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(counters));
+  }
+
+  /** A numeric counter of the control socket's answer; 0 when absent or not a number. */
+  public double counter(String name) {
+    return counters.get(name) instanceof Number n ? n.doubleValue() : 0;
+  }
+
+  /** A text field of the control socket's answer; empty when absent. */
+  public String text(String name) {
+    Object v = counters.get(name);
+    return v == null ? "" : v.toString();
+  }
+}
