@@ -169,7 +169,8 @@ public final class ControllerPlugin implements Plugin {
             endpoint("AWS_ENDPOINT_URL_EFS"),
             endpoint("AWS_ENDPOINT_URL_STS"),
             options.adaptiveRetryMode(),
-            fips());
+            fips(),
+            endpoint("AWS_ENDPOINT_URL_S3FILES"));
     clouds = new Clouds(settings, new ApiMetrics(registry));
     provisioner =
         new AccessPointProvisioner(

@@ -14,7 +14,9 @@ import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.http.SdkHttpClient;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.PartitionMetadata;
 import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.retries.api.RetryStrategy;
 import software.amazon.awssdk.services.efs.EfsClient;
 import software.amazon.awssdk.services.efs.EfsClientBuilder;
 import software.amazon.awssdk.services.sts.StsClient;
@@ -32,18 +34,45 @@ public final class Clouds implements CloudSource, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Clouds.class);
   static final int MAX_ATTEMPTS = 5;
 
-  /** Where and how to reach AWS. Endpoints are overrides (AWS_ENDPOINT_URL_EFS/_STS). */
+  /** Where and how to reach AWS. Endpoints are overrides (AWS_ENDPOINT_URL_EFS/_STS/_S3FILES). */
   public record Settings(
       Region region,
       Optional<URI> efsEndpoint,
       Optional<URI> stsEndpoint,
       boolean adaptiveRetries,
-      boolean fips) {}
+      boolean fips,
+      Optional<URI> s3filesEndpoint) {
+
+    public Settings(
+        Region region,
+        Optional<URI> efsEndpoint,
+        Optional<URI> stsEndpoint,
+        boolean adaptiveRetries,
+        boolean fips) {
+      this(region, efsEndpoint, stsEndpoint, adaptiveRetries, fips, Optional.empty());
+    }
+
+    /**
+     * The S3 Files API endpoint: the override, else {@code https://s3files[-fips].<region>.<dns
+     * suffix>}.
+     */
+    public URI s3filesUri() {
+      return s3filesEndpoint.orElseGet(() ->
+          URI.create(
+              "https://s3files"
+                  + (fips ? "-fips" : "")
+                  + "."
+                  + region.id()
+                  + "."
+                  + PartitionMetadata.of(region).dnsSuffix()));
+    }
+  }
 
   private final Settings settings;
   private final ApiMetrics metrics;
   private final SdkHttpClient http = UrlConnectionHttpClient.builder().build();
   private final AwsCloud defaultCloud;
+  private final S3FilesCloud s3files;
   private final Map<String, AwsCloud> byRole = new ConcurrentHashMap<>();
   private final Map<String, AutoCloseable> closeables = new ConcurrentHashMap<>();
   private volatile StsClient sts;
@@ -54,11 +83,28 @@ public final class Clouds implements CloudSource, AutoCloseable {
     EfsClient efs = efs(DefaultCredentialsProvider.builder().build());
     closeables.put("default", efs);
     this.defaultCloud = new AwsCloud("default", efs);
+    DefaultCredentialsProvider s3filesCredentials = DefaultCredentialsProvider.builder().build();
+    closeables.put("s3files", s3filesCredentials);
+    this.s3files =
+        new S3FilesCloud(
+            new RestJsonCaller(
+                "s3files",
+                settings.region().id(),
+                settings.s3filesUri(),
+                http,
+                s3filesCredentials,
+                retryStrategy(),
+                metrics));
   }
 
   @Override
   public Cloud defaultCloud() {
     return defaultCloud;
+  }
+
+  @Override
+  public Cloud s3files() {
+    return s3files;
   }
 
   /**
@@ -138,16 +184,16 @@ public final class Clouds implements CloudSource, AutoCloseable {
 
   private ClientOverrideConfiguration override() {
     return ClientOverrideConfiguration.builder()
-        .retryStrategy(
-            settings.adaptiveRetries()
-                ? AwsRetryStrategy.adaptiveRetryStrategy().toBuilder()
-                    .maxAttempts(MAX_ATTEMPTS)
-                    .build()
-                : AwsRetryStrategy.standardRetryStrategy().toBuilder()
-                    .maxAttempts(MAX_ATTEMPTS)
-                    .build())
+        .retryStrategy(retryStrategy())
         .addExecutionInterceptor(metrics)
         .build();
+  }
+
+  /** Adaptive (client-side rate limiting) or standard, 5 attempts, as the Go driver. */
+  private RetryStrategy retryStrategy() {
+    return settings.adaptiveRetries()
+        ? AwsRetryStrategy.adaptiveRetryStrategy().toBuilder().maxAttempts(MAX_ATTEMPTS).build()
+        : AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(MAX_ATTEMPTS).build();
   }
 
   @Override
