@@ -169,7 +169,8 @@ public final class ControllerPlugin implements Plugin {
             endpoint("AWS_ENDPOINT_URL_EFS"),
             endpoint("AWS_ENDPOINT_URL_STS"),
             options.adaptiveRetryMode(),
-            fips());
+            fips(),
+            endpoint("AWS_ENDPOINT_URL_S3FILES"));
     clouds = new Clouds(settings, new ApiMetrics(registry));
     provisioner =
         new AccessPointProvisioner(
@@ -181,11 +182,13 @@ public final class ControllerPlugin implements Plugin {
             options.deleteAccessPointRootDir() ? remover : Optional.empty(),
             found.region());
     log.info(
-        "EFS client built for region {} (from {}), {} retries{}",
+        "EFS and S3 Files clients built for region {} (from {}), {} retries{}",
         found.region(),
         found.source(),
         options.adaptiveRetryMode() ? "adaptive" : "standard",
-        settings.efsEndpoint().map(u -> ", EFS endpoint " + u).orElse(""));
+        settings.efsEndpoint().map(u -> ", EFS endpoint " + u).orElse("")
+            + ", S3 Files endpoint "
+            + settings.s3filesUri());
   }
 
   private boolean fips() {

@@ -6,10 +6,11 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Which volume capabilities an EFS volume can serve: a mount (never block) with fsType empty or
- * {@code efs}, every access mode CSI defines (EFS serves readers and writers on any number of
- * nodes; the Go driver accepts only SINGLE_NODE_WRITER and MULTI_NODE_MULTI_WRITER), and no {@code
- * crossaccount} mount flag (a volume attribute, not a mount option).
+ * Which volume capabilities an EFS volume can serve: a mount (never block) with fsType empty,
+ * {@code efs} or {@code s3files} (as the Go driver's validateFStype), every access mode CSI defines
+ * (EFS serves readers and writers on any number of nodes; the Go driver accepts only
+ * SINGLE_NODE_WRITER and MULTI_NODE_MULTI_WRITER), and no {@code crossaccount} mount flag (a volume
+ * attribute, not a mount option).
  */
 final class VolumeCapabilities {
 
@@ -25,8 +26,9 @@ final class VolumeCapabilities {
         return Optional.of("volume capability has no access type: expected mount");
       }
       String fsType = c.getMount().getFsType();
-      if (!fsType.isEmpty() && !fsType.equals("efs")) {
-        return Optional.of("fsType '" + fsType + "' is not supported: use efs or leave it empty");
+      if (!fsType.isEmpty() && !fsType.equals("efs") && !fsType.equals("s3files")) {
+        return Optional.of(
+            "fsType '" + fsType + "' is not supported: use efs, s3files or leave it empty");
       }
       for (String flag : c.getMount().getMountFlagsList()) {
         if (flag.strip().equalsIgnoreCase("crossaccount")) {

@@ -84,7 +84,8 @@ class ControllerServiceTest {
             Optional.of(emu.endpoint()),
             Optional.of(emu.endpoint()),
             true,
-            false),
+            false,
+            Optional.of(emu.endpoint())),
         new ApiMetrics(registry));
   }
 
@@ -135,10 +136,14 @@ class ControllerServiceTest {
   }
 
   Map<String, String> params(String... kv) {
+    return paramsOf("efs-ap", fs, "700", kv);
+  }
+
+  static Map<String, String> paramsOf(String mode, String fs, String perms, String... kv) {
     Map<String, String> m = new HashMap<>();
-    m.put("provisioningMode", "efs-ap");
+    m.put("provisioningMode", mode);
     m.put("fileSystemId", fs);
-    m.put("directoryPerms", "700");
+    m.put("directoryPerms", perms);
     for (int i = 0; i < kv.length; i += 2) {
       m.put(kv[i], kv[i + 1]);
     }
@@ -146,6 +151,10 @@ class ControllerServiceTest {
   }
 
   CreateVolumeResponse createVolume(CreateVolumeRequest r) {
+    return createVolume(service, r);
+  }
+
+  static CreateVolumeResponse createVolume(ControllerService service, CreateVolumeRequest r) {
     return call(o -> service.createVolume(r, o));
   }
 

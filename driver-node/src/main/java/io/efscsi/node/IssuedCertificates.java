@@ -40,7 +40,12 @@ final class IssuedCertificates implements ClientCertificateSource {
     }
     ClientCertificates.Request request =
         new ClientCertificates.Request(
-            plan.fileSystemId(), plan.accessPointId(), plan.iam(), plan.credentials(), region);
+            plan.fileSystemId(),
+            plan.accessPointId(),
+            plan.iam(),
+            plan.credentials(),
+            region,
+            plan.signingName());
     Path keyDir = dir.resolve(digest(plan.proxyKey()));
     ClientCertificates.Issued issued = certificates.issue(keyDir, request);
     if (renewer.isPresent()) {
@@ -91,6 +96,7 @@ final class IssuedCertificates implements ClientCertificateSource {
     r.credentials().roleArn().ifPresent(v -> p.setProperty("roleArn", v));
     r.credentials().jwtPath().ifPresent(v -> p.setProperty("jwtPath", v));
     p.setProperty("region", r.region());
+    p.setProperty("service", r.service());
     Path tmp = keyDir.resolve(REQUEST_FILE + ".tmp");
     try (var out = java.nio.file.Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
       p.store(out, "what renews this client certificate (efs-csi node plugin)");
@@ -126,7 +132,9 @@ final class IssuedCertificates implements ClientCertificateSource {
             Optional.ofNullable(p.getProperty("awsProfile")),
             Optional.ofNullable(p.getProperty("roleArn")),
             Optional.ofNullable(p.getProperty("jwtPath"))),
-        region);
+        region,
+        // a record written before S3 Files support is an EFS mount's
+        p.getProperty("service", "elasticfilesystem"));
   }
 
   @Override

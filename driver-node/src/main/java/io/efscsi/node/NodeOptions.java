@@ -87,7 +87,8 @@ public record NodeOptions(
           Flag.string(
               "s3files-utils-conf-overrides",
               "",
-              "accepted for compatibility; no effect (no S3 Files support)"),
+              "accepted for compatibility; no effect (S3 Files volumes are mounted through our"
+                  + " proxy, which reads no s3files-utils.conf)"),
           Flag.bool(
               "efs-cloudwatch-log-enabled",
               false,
@@ -95,11 +96,13 @@ public record NodeOptions(
           Flag.bool(
               "s3files-cloudwatch-log-enabled",
               true,
-              "accepted for compatibility; no effect (no S3 Files support)"),
+              "accepted for compatibility; no effect (our proxy sends no logs to CloudWatch; its"
+                  + " log is in the state dir)"),
           Flag.bool(
               "s3files-cloudwatch-metrics-enabled",
               true,
-              "accepted for compatibility; no effect (no S3 Files support)"));
+              "accepted for compatibility; no effect (our proxy publishes no CloudWatch metrics;"
+                  + " the node's Prometheus metrics cover each mount)"));
 
   /** Node flags of ours that are not about proxy supervision. */
   private static final List<Flag> OWN_FLAGS =

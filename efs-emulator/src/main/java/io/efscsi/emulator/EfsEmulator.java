@@ -31,11 +31,13 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * An emulator of the EFS REST-JSON API (access points, file systems, mount targets) and the STS
- * AssumeRole query API on 127.0.0.1, for the real AWS SDK to talk to by endpoint override. The
- * caller's account comes from the access key in the SigV4 {@code Authorization} header (signatures
- * are not checked): any key is the {@link #DEFAULT_ACCOUNT}, keys issued by AssumeRole belong to
- * the role's account. Faults (throttling, 5xx, latency) are injected through {@link #faults()}.
+ * An emulator of the EFS REST-JSON API (access points, file systems, mount targets), the Amazon S3
+ * Files REST-JSON calls of the CSI driver ({@link S3FilesApi}, its own file systems, the same
+ * faults) and the STS AssumeRole query API on 127.0.0.1, for the real AWS SDK to talk to by
+ * endpoint override. The caller's account comes from the access key in the SigV4 {@code
+ * Authorization} header (signatures are not checked): any key is the {@link #DEFAULT_ACCOUNT}, keys
+ * issued by AssumeRole belong to the role's account. Faults (throttling, 5xx, latency) are injected
+ * through {@link #faults()}.
  */
 public final class EfsEmulator implements AutoCloseable {
 
@@ -48,6 +50,8 @@ public final class EfsEmulator implements AutoCloseable {
   private final HttpServer server;
   private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
   private final EfsState state = new EfsState();
+  private final EfsState s3filesState = new EfsState();
+  private final S3FilesApi s3files = new S3FilesApi(s3filesState, this);
   private final Faults faults = new Faults();
   private final Map<String, LongAdder> calls = new ConcurrentHashMap<>();
   private final StsApi sts = new StsApi();
@@ -91,6 +95,43 @@ public final class EfsEmulator implements AutoCloseable {
     return state.createFileSystem(account, oneZoneAz).id;
   }
 
+  /** Creates an Amazon S3 Files file system in the default account (S3 Files API only). */
+  public synchronized String createS3FilesFileSystem() {
+    return s3filesState.createFileSystem(DEFAULT_ACCOUNT, Optional.empty()).id;
+  }
+
+  /** Creates an S3 Files access point directly (no HTTP, no faults), for seeding. */
+  public synchronized String seedS3FilesAccessPoint(
+      String fileSystemId, long uid, long gid, String path) {
+    return seed(s3filesState, DEFAULT_ACCOUNT, fileSystemId, uid, gid, path);
+  }
+
+  private static String seed(
+      EfsState state, String account, String fileSystemId, long uid, long gid, String path) {
+    return state
+        .create(
+            account,
+            "seed-" + UUID.randomUUID(),
+            fileSystemId,
+            new PosixUser(uid, gid),
+            new RootDirectory(path, uid, gid, "700"),
+            Map.of())
+        .id();
+  }
+
+  /** The S3 Files access point as stored (EFS-shaped map), or empty. */
+  public synchronized Optional<Map<String, Object>> s3filesAccessPoint(String id) {
+    try {
+      return Optional.of(toMap(s3filesState.accessPoint(DEFAULT_ACCOUNT, id)));
+    } catch (EfsError e) {
+      return Optional.empty();
+    }
+  }
+
+  public synchronized int s3filesAccessPointCount(String fileSystemId) {
+    return s3filesState.accessPointCount(fileSystemId);
+  }
+
   public synchronized String addMountTarget(String fileSystemId, String az, String ip) {
     return state.addMountTarget(fileSystemId, az, ip).id();
   }
@@ -110,16 +151,7 @@ public final class EfsEmulator implements AutoCloseable {
 
   /** Creates an access point directly (no HTTP, no faults), for seeding. */
   public synchronized String seedAccessPoint(String fileSystemId, long uid, long gid, String path) {
-    FileSystem fs = state.fileSystem(ownerOf(fileSystemId), fileSystemId);
-    return state
-        .create(
-            fs.account,
-            "seed-" + UUID.randomUUID(),
-            fileSystemId,
-            new PosixUser(uid, gid),
-            new RootDirectory(path, uid, gid, "700"),
-            Map.of())
-        .id();
+    return seed(state, ownerOf(fileSystemId), fileSystemId, uid, gid, path);
   }
 
   /** The access point as stored, or empty. */
@@ -173,6 +205,8 @@ public final class EfsEmulator implements AutoCloseable {
       String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
       if (path.startsWith(API)) {
         efs(ex, method, path, body);
+      } else if (S3FilesApi.handles(path)) {
+        s3files(ex, method, path, body);
       } else if (method.equals("POST") && body.contains("Action=AssumeRole")) {
         calls.computeIfAbsent("AssumeRole", k -> new LongAdder()).increment();
         StsApi.Answer a = sts.assumeRole(form(body));
@@ -211,6 +245,36 @@ public final class EfsEmulator implements AutoCloseable {
           json.createObjectNode().put("ErrorCode", e.code).put("Message", e.getMessage());
       e.extra.forEach(err::put);
       ex.getResponseHeaders().add("x-amzn-ErrorType", e.code);
+      send(ex, e.status, "application/json", json.writeValueAsString(err));
+    }
+  }
+
+  private void s3files(HttpExchange ex, String method, String path, String body)
+      throws IOException {
+    String action = S3FilesApi.action(method, path);
+    calls.computeIfAbsent(action, k -> new LongAdder()).increment();
+    try {
+      faults.apply();
+      String account = account(ex);
+      String auth = ex.getRequestHeaders().getFirst("Authorization");
+      if (!auth.contains("/s3files/aws4_request")) {
+        throw new EfsError(
+            403, "InvalidSignatureException", "not signed for service s3files: " + auth);
+      }
+      Map<String, String> q =
+          form(Optional.ofNullable(ex.getRequestURI().getRawQuery()).orElse(""));
+      S3FilesApi.Answer a = s3files.handle(action, account, path, q, body);
+      if (a.body() == null) {
+        ex.getResponseHeaders().add("x-amzn-RequestId", UUID.randomUUID().toString());
+        ex.sendResponseHeaders(a.status(), -1);
+      } else {
+        send(ex, a.status(), "application/json", json.writeValueAsString(a.body()));
+      }
+    } catch (EfsError e) {
+      String code = e.code.equals("InternalServerError") ? "InternalServerException" : e.code;
+      ObjectNode err = json.createObjectNode().put("__type", code).put("message", e.getMessage());
+      e.extra.forEach(err::put);
+      ex.getResponseHeaders().add("x-amzn-ErrorType", code);
       send(ex, e.status, "application/json", json.writeValueAsString(err));
     }
   }

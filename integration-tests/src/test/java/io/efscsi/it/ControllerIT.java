@@ -103,6 +103,7 @@ class ControllerIT {
     env.putAll(extraEnv);
     env.put("AWS_ENDPOINT_URL_EFS", emu.endpoint().toString());
     env.put("AWS_ENDPOINT_URL_STS", emu.endpoint().toString());
+    env.put("AWS_ENDPOINT_URL_S3FILES", emu.endpoint().toString());
     env.put("AWS_ACCESS_KEY_ID", "AKIDEFSCSIIT");
     env.put("AWS_SECRET_ACCESS_KEY", "it-not-a-secret");
     env.put("AWS_REGION", "us-east-1");
@@ -187,6 +188,23 @@ class ControllerIT {
     Map<String, Object> ap =
         emu.accessPoint(volumeId.substring(volumeId.lastIndexOf(':') + 1)).orElseThrow();
     return ((Number) ((Map<String, Object>) ap.get("PosixUser")).get("Gid")).longValue();
+  }
+
+  /** s3files-ap through the packaged controller: its S3 Files client reaches the endpoint set. */
+  @Test
+  void s3filesVolumesAreCreatedAndDeletedThroughTheS3FilesApi(TestInfo info) throws Exception {
+    start(info);
+    String s3fs = emu.createS3FilesFileSystem();
+    CreateVolumeRequest r = create("pvc-s3", s3fs, Map.of());
+    r = r.toBuilder().putParameters("provisioningMode", "s3files-ap").build();
+    emu.faults().throttleNext(2);
+    String id = createWithRetries(r, 10);
+    assertTrue(id.matches("s3files:" + s3fs + "::fsap-[0-9a-f]{17}"), id);
+    assertEquals(1, emu.s3filesAccessPointCount(s3fs));
+    assertEquals(0, emu.calls("CreateAccessPoint"), "nothing went to the EFS API");
+    controller(10).deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+    controller(10).deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+    assertEquals(0, emu.s3filesAccessPointCount(s3fs));
   }
 
   @Test

@@ -111,6 +111,7 @@ class NodeCrashIT {
         "crash",
         ports,
         lab.nfsPort,
+        Map.of(),
         List.of(
             "sh",
             "-c",

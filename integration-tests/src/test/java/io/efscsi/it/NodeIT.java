@@ -91,11 +91,19 @@ class NodeIT {
   static PackagedDriver startPlugin(Path tmp, String name, String ports, int mountTargetPort)
       throws Exception {
     return startPlugin(
-        tmp, name, ports, mountTargetPort, List.of(), List.of("--proxy-cgroup=none"));
+        tmp, name, ports, mountTargetPort, Map.of(), List.of(), List.of("--proxy-cgroup=none"));
+  }
+
+  /** The same, with {@code extraEnv} added to the plugin's environment. */
+  static PackagedDriver startPlugin(
+      Path tmp, String name, String ports, int mountTargetPort, Map<String, String> extraEnv)
+      throws Exception {
+    return startPlugin(
+        tmp, name, ports, mountTargetPort, extraEnv, List.of(), List.of("--proxy-cgroup=none"));
   }
 
   /**
-   * As {@link #startPlugin(Path, String, String, int)}, with the launcher run through {@code
+   * As {@link #startPlugin(Path, String, String, int, Map)}, with the launcher run through {@code
    * wrapper} (e.g. a shell that first enters a cgroup) and {@code flags} added (the cgroup flags).
    */
   static PackagedDriver startPlugin(
@@ -103,6 +111,7 @@ class NodeIT {
       String name,
       String ports,
       int mountTargetPort,
+      Map<String, String> extraEnv,
       List<String> wrapper,
       List<String> flags)
       throws Exception {
@@ -119,6 +128,7 @@ class NodeIT {
     env.put("FAKE_NFS_LOG", fakeLog.toString());
     env.put("CSI_NODE_NAME", "node-it-1");
     env.put("AWS_REGION", "us-east-1");
+    env.putAll(extraEnv);
     Path socket = tmp.resolve("plugin/csi.sock");
     List<String> args = new ArrayList<>();
     args.add("node");
@@ -177,10 +187,18 @@ class NodeIT {
 
   @AfterEach
   void cleanUp() throws Exception {
+    cleanUp(node, tmp);
+  }
+
+  /**
+   * Stops the plugin, then whatever a failed test left: unmounts everything under {@code tmp},
+   * stops the proxies of {@code tmp/state}, deletes {@code tmp}.
+   */
+  static void cleanUp(PackagedDriver node, Path tmp) throws Exception {
+    Path stateDir = tmp.resolve("state");
     if (node != null) {
       node.close();
     }
-    // whatever a failed test left: unmount everything under tmp, stop proxies of the state dir
     List<MountInfo> left = mountsUnder(tmp);
     for (int i = left.size() - 1; i >= 0; i--) {
       new ProcessBuilder("umount", "-l", left.get(i).mountPoint()).start().waitFor();

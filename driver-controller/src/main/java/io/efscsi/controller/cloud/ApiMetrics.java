@@ -18,7 +18,8 @@ import software.amazon.awssdk.core.retry.RetryUtils;
  * Per-API metrics with the Go driver's names: {@code aws_efs_csi_api_request_duration_seconds}
  * (histogram, labels request and service), {@code aws_efs_csi_api_request_errors_total} (plus code)
  * and {@code aws_efs_csi_api_request_throttles_total}. Durations cover one API call including its
- * retries; throttles count every throttled attempt.
+ * retries; throttles count every throttled attempt. SDK clients report through the interceptor;
+ * clients of ours that call a REST API directly (S3 Files) report through {@link #start}.
  */
 public final class ApiMetrics implements ExecutionInterceptor {
 
@@ -32,6 +33,8 @@ public final class ApiMetrics implements ExecutionInterceptor {
           "DescribeAccessPoints",
           "DescribeFileSystems",
           "DescribeMountTargets");
+  private static final List<String> S3FILES_OPERATIONS =
+      List.of("CreateAccessPoint", "DeleteAccessPoint", "ListAccessPoints", "ListFileSystems");
   private static final ExecutionAttribute<Long> STARTED =
       new ExecutionAttribute<>("efscsi.started");
 
@@ -45,6 +48,49 @@ public final class ApiMetrics implements ExecutionInterceptor {
     });
     timer("sts", "AssumeRole");
     throttles("sts", "AssumeRole");
+    S3FILES_OPERATIONS.forEach(op -> {
+      timer("s3files", op);
+      throttles("s3files", op);
+    });
+  }
+
+  /** One API call made outside the SDK's pipeline, retries included. */
+  public final class Call {
+    private final String service;
+    private final String request;
+    private final long started = System.nanoTime();
+
+    private Call(String service, String request) {
+      this.service = service;
+      this.request = request;
+    }
+
+    /** An attempt was throttled. */
+    public void throttled() {
+      throttles(service, request).increment();
+    }
+
+    public void succeeded() {
+      timer(service, request).record(Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    /** The call failed after its retries, with this error code. */
+    public void failed(String code) {
+      succeeded();
+      errors(service, request, code).increment();
+    }
+  }
+
+  /** Starts timing one call of {@code service}'s {@code request}. */
+  public Call start(String service, String request) {
+    return new Call(service, request);
+  }
+
+  private Counter errors(String service, String request, String code) {
+    return Counter.builder(ERRORS)
+        .description("AWS API calls that failed after retries")
+        .tags("service", service, "request", request, "code", code)
+        .register(registry);
   }
 
   private Counter throttles(String service, String request) {
@@ -92,11 +138,7 @@ public final class ApiMetrics implements ExecutionInterceptor {
               a.awsErrorDetails().errorCode();
           default -> e.getClass().getSimpleName();
         };
-    Counter.builder(ERRORS)
-        .description("AWS API calls that failed after retries")
-        .tags("service", service(attributes), "request", request(attributes), "code", code)
-        .register(registry)
-        .increment();
+    errors(service(attributes), request(attributes), code).increment();
     if (e instanceof SdkException s
         && RetryUtils.isThrottlingException(s)
         && context.httpResponse().isEmpty()) {

@@ -88,7 +88,7 @@ public final class AwsCloud implements Cloud {
   }
 
   @Override
-  public Optional<AccessPoint> describeAccessPoint(String accessPointId) {
+  public Optional<AccessPoint> describeAccessPoint(String fileSystemId, String accessPointId) {
     try {
       return call(
               "DescribeAccessPoints",
@@ -123,8 +123,15 @@ public final class AwsCloud implements Cloud {
 
   @Override
   public boolean deleteAccessPoint(String accessPointId) {
+    return unlessAccessPointNotFound(() ->
+        call(
+            "DeleteAccessPoint", () -> efs.deleteAccessPoint(r -> r.accessPointId(accessPointId))));
+  }
+
+  /** Runs a delete: true when it did, false when the access point did not exist. */
+  static boolean unlessAccessPointNotFound(Supplier<?> delete) {
     try {
-      call("DeleteAccessPoint", () -> efs.deleteAccessPoint(r -> r.accessPointId(accessPointId)));
+      delete.get();
       return true;
     } catch (CloudException e) {
       if (e.reason() == Reason.ACCESS_POINT_NOT_FOUND) {

@@ -6,7 +6,8 @@ import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
- * The EFS API as the controller needs it. Implementations throw {@link CloudException} with a
+ * The EFS API as the controller needs it, or the same calls made to Amazon S3 Files (whose access
+ * points and file systems have the EFS shapes). Implementations throw {@link CloudException} with a
  * {@link CloudException.Reason}; nothing else escapes.
  */
 public interface Cloud {
@@ -24,10 +25,17 @@ public interface Cloud {
    */
   AccessPoint createAccessPoint(AccessPointRequest request);
 
-  /** The access point, or empty when it does not exist. */
-  Optional<AccessPoint> describeAccessPoint(String accessPointId);
+  /**
+   * The access point, or empty when it does not exist. EFS looks it up by id alone; S3 Files (whose
+   * IAM policy for the Go driver grants no describe call) by listing {@code fileSystemId}'s access
+   * points, so an access point of another file system is not found there.
+   */
+  Optional<AccessPoint> describeAccessPoint(String fileSystemId, String accessPointId);
 
-  /** Every access point of the file system, page by page. */
+  /**
+   * Every access point of the file system, page by page. S3 Files listings carry no client token
+   * and no tags (empty here).
+   */
   void listAccessPoints(String fileSystemId, Consumer<AccessPoint> each);
 
   /** Deletes the access point; false when it did not exist. */

@@ -8,6 +8,12 @@ public interface CloudSource {
   Cloud defaultCloud();
 
   /**
+   * The Amazon S3 Files client, on the controller's own credentials. As in the Go driver, S3 Files
+   * calls never act as a provisioner secret's role.
+   */
+  Cloud s3files();
+
+  /**
    * A client acting as {@code roleArn}; built once per role and external id, then reused.
    *
    * @throws CloudException ACCESS_DENIED when the role cannot be assumed

@@ -15,7 +15,9 @@ import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.http.SdkHttpClient;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
+import software.amazon.awssdk.regions.PartitionMetadata;
 import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.retries.api.RetryStrategy;
 import software.amazon.awssdk.services.efs.EfsClient;
 import software.amazon.awssdk.services.efs.EfsClientBuilder;
 import software.amazon.awssdk.services.sts.StsClient;
@@ -37,18 +39,45 @@ public final class Clouds implements CloudSource, AutoCloseable {
   static final int ADAPTIVE_MAX_WINDOW = 64;
   static final Duration ADAPTIVE_MAX_WAIT = Duration.ofSeconds(20);
 
-  /** Where and how to reach AWS. Endpoints are overrides (AWS_ENDPOINT_URL_EFS/_STS). */
+  /** Where and how to reach AWS. Endpoints are overrides (AWS_ENDPOINT_URL_EFS/_STS/_S3FILES). */
   public record Settings(
       Region region,
       Optional<URI> efsEndpoint,
       Optional<URI> stsEndpoint,
       boolean adaptiveRetries,
-      boolean fips) {}
+      boolean fips,
+      Optional<URI> s3filesEndpoint) {
+
+    public Settings(
+        Region region,
+        Optional<URI> efsEndpoint,
+        Optional<URI> stsEndpoint,
+        boolean adaptiveRetries,
+        boolean fips) {
+      this(region, efsEndpoint, stsEndpoint, adaptiveRetries, fips, Optional.empty());
+    }
+
+    /**
+     * The S3 Files API endpoint: the override, else {@code https://s3files[-fips].<region>.<dns
+     * suffix>}.
+     */
+    public URI s3filesUri() {
+      return s3filesEndpoint.orElseGet(() ->
+          URI.create(
+              "https://s3files"
+                  + (fips ? "-fips" : "")
+                  + "."
+                  + region.id()
+                  + "."
+                  + PartitionMetadata.of(region).dnsSuffix()));
+    }
+  }
 
   private final Settings settings;
   private final ApiMetrics metrics;
   private final SdkHttpClient http = UrlConnectionHttpClient.builder().build();
   private final AwsCloud defaultCloud;
+  private final S3FilesCloud s3files;
   private final Map<String, AwsCloud> byRole = new ConcurrentHashMap<>();
   private final Map<String, AutoCloseable> closeables = new ConcurrentHashMap<>();
   private volatile StsClient sts;
@@ -59,11 +88,28 @@ public final class Clouds implements CloudSource, AutoCloseable {
     EfsClient efs = efs(DefaultCredentialsProvider.builder().build());
     closeables.put("default", efs);
     this.defaultCloud = new AwsCloud("default", efs);
+    DefaultCredentialsProvider s3filesCredentials = DefaultCredentialsProvider.builder().build();
+    closeables.put("s3files", s3filesCredentials);
+    this.s3files =
+        new S3FilesCloud(
+            new RestJsonCaller(
+                "s3files",
+                settings.region().id(),
+                settings.s3filesUri(),
+                http,
+                s3filesCredentials,
+                retryStrategy(),
+                metrics));
   }
 
   @Override
   public Cloud defaultCloud() {
     return defaultCloud;
+  }
+
+  @Override
+  public Cloud s3files() {
+    return s3files;
   }
 
   /**
@@ -149,10 +195,7 @@ public final class Clouds implements CloudSource, AutoCloseable {
   private ClientOverrideConfiguration override() {
     ClientOverrideConfiguration.Builder b =
         ClientOverrideConfiguration.builder()
-            .retryStrategy(
-                AwsRetryStrategy.standardRetryStrategy().toBuilder()
-                    .maxAttempts(MAX_ATTEMPTS)
-                    .build())
+            .retryStrategy(retryStrategy())
             .addExecutionInterceptor(metrics);
     if (settings.adaptiveRetries()) {
       b.addExecutionInterceptor(
@@ -160,6 +203,14 @@ public final class Clouds implements CloudSource, AutoCloseable {
               ADAPTIVE_INITIAL_WINDOW, ADAPTIVE_MAX_WINDOW, ADAPTIVE_MAX_WAIT, System::nanoTime));
     }
     return b.build();
+  }
+
+  /**
+   * The SDK's standard retries, 5 attempts, as the Go driver; never its adaptive strategy, which
+   * serialises a burst at its floor rate (see {@link AdaptiveConcurrency}).
+   */
+  private static RetryStrategy retryStrategy() {
+    return AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(MAX_ATTEMPTS).build();
   }
 
   @Override

@@ -82,7 +82,8 @@ public final class AccessPointProvisioner {
           flagTags.values().keySet());
     }
     CrossAccount xa = CrossAccount.parse(secrets);
-    Cloud cloud = xa.cloud(clouds);
+    boolean s3files = p.backend() == ProvisioningParameters.Backend.S3FILES;
+    Cloud cloud = xa.cloud(clouds, s3files, name);
     String fsId = fileSystemIds.resolve(p.fileSystem());
     String token = p.reuseAccessPoint() ? reuseToken(p, fsId) : clientToken(name);
     FileSystemInventory inventory = inventories.get(cloud, fsId);
@@ -101,9 +102,10 @@ public final class AccessPointProvisioner {
     }
     Optional<String> zone = p.enforceZoneAffinity() ? zone(cloud, fsId) : Optional.empty();
     return new Created(
-        VolumeId.format(fsId, ap.id()),
+        VolumeId.format(p.backend().type, fsId, ap.id()),
         capacityBytes,
-        mountTargets.volumeContext(cloud, xa, fsId, p.az()),
+        // S3 Files volumes carry no mount target attributes (no cross-account, no az).
+        s3files ? Map.of() : mountTargets.volumeContext(cloud, xa, fsId, p.az()),
         zone);
   }
 
@@ -147,7 +149,7 @@ public final class AccessPointProvisioner {
           gid);
       return ap;
     } catch (CloudException e) {
-      Optional<AccessPoint> adopted = adoptable(cloud, e, token, fsId);
+      Optional<AccessPoint> adopted = adoptable(cloud, e, token, fsId, p, name);
       if (adopted.isPresent()) {
         inventory.created(r, adopted.get());
         checkExisting(adopted.get(), p, name, capacityBytes);
@@ -163,16 +165,28 @@ public final class AccessPointProvisioner {
 
   /**
    * An AccessPointAlreadyExists for our own token (an earlier attempt whose answer was lost, or an
-   * access point the inventory has not seen yet): the existing access point is the answer.
+   * access point the inventory has not seen yet): the existing access point is the answer. S3 Files
+   * listings carry no client token; there the conflicting access point (named by the
+   * ConflictException) is ours when its root is the one this volume would get.
    */
   private static Optional<AccessPoint> adoptable(
-      Cloud cloud, CloudException e, String token, String fsId) {
+      Cloud cloud,
+      CloudException e,
+      String token,
+      String fsId,
+      ProvisioningParameters p,
+      String name) {
     if (e.reason() != CloudException.Reason.ALREADY_EXISTS || e.existingId().isEmpty()) {
       return Optional.empty();
     }
+    boolean s3files = p.backend() == ProvisioningParameters.Backend.S3FILES;
     return cloud
-        .describeAccessPoint(e.existingId().get())
-        .filter(a -> a.clientToken().equals(token) && a.fileSystemId().equals(fsId));
+        .describeAccessPoint(fsId, e.existingId().get())
+        .filter(a ->
+            a.fileSystemId().equals(fsId)
+                && (s3files
+                    ? AccessPointPath.proposes(p, name, a.rootPath())
+                    : a.clientToken().equals(token)));
   }
 
   private Map<String, String> tags(ProvisioningParameters p, long capacityBytes) {
@@ -290,9 +304,15 @@ public final class AccessPointProvisioner {
       log.info("DeleteVolume {}: no access point in the id, nothing to delete", volumeId);
       return;
     }
-    Cloud cloud = CrossAccount.parse(secrets).cloud(clouds);
+    Cloud cloud = CrossAccount.parse(secrets).cloud(clouds, id.s3files(), volumeId);
     String ap = id.accessPointId().get();
-    if (removals.isPresent() && !removeRootDirectory(cloud, volumeId, id, removals.get(), wait)) {
+    if (removals.isPresent() && id.s3files()) {
+      log.warn(
+          "DeleteVolume {}: --delete-access-point-root-dir does not remove the root directory of an"
+              + " S3 Files access point; the directory (and its objects in the bucket) stays",
+          volumeId);
+    } else if (removals.isPresent()
+        && !removeRootDirectory(cloud, volumeId, id, removals.get(), wait)) {
       log.info("DeleteVolume {}: access point {} was already gone", volumeId, ap);
       return;
     }
@@ -313,7 +333,7 @@ public final class AccessPointProvisioner {
   private boolean removeRootDirectory(
       Cloud cloud, String volumeId, VolumeId id, DirectoryRemovals removals, Duration wait) {
     String apId = id.accessPointId().orElseThrow();
-    Optional<AccessPoint> ap = cloud.describeAccessPoint(apId);
+    Optional<AccessPoint> ap = cloud.describeAccessPoint(id.fileSystemId(), apId);
     if (ap.isEmpty()) {
       return false;
     }
@@ -368,10 +388,10 @@ public final class AccessPointProvisioner {
 
   /** Whether the volume's access point (or file system, for handles without one) exists. */
   public boolean exists(VolumeId id, Map<String, String> secrets) {
-    Cloud cloud = CrossAccount.parse(secrets).cloud(clouds);
+    Cloud cloud = CrossAccount.parse(secrets).cloud(clouds, id.s3files(), id.toString());
     if (id.accessPointId().isPresent()) {
       return cloud
-          .describeAccessPoint(id.accessPointId().get())
+          .describeAccessPoint(id.fileSystemId(), id.accessPointId().get())
           .filter(a -> a.fileSystemId().equals(id.fileSystemId()))
           .isPresent();
     }

@@ -11,6 +11,7 @@ import java.util.regex.Pattern;
  * (docs/parameters.md). Unknown keys are ignored, as the Go driver ignores them.
  */
 public record ProvisioningParameters(
+    Backend backend,
     FileSystemRef fileSystem,
     String directoryPerms,
     OptionalLong uid,
@@ -52,6 +53,23 @@ public record ProvisioningParameters(
   public static final long DEFAULT_GID_MAX = 60_000;
   private static final Pattern PERMS = Pattern.compile("[0-7]{3,4}");
 
+  /** Which service the access points are made in: Amazon EFS or Amazon S3 Files. */
+  public enum Backend {
+    EFS("efs", "efs-ap"),
+    S3FILES("s3files", "s3files-ap");
+
+    /** The volume handle's type prefix and the Go driver's name of the file system type. */
+    public final String type;
+
+    /** The {@code provisioningMode} that selects it. */
+    public final String mode;
+
+    Backend(String type, String mode) {
+      this.type = type;
+      this.mode = mode;
+    }
+  }
+
   /** Where the file system id comes from: the literal parameter or a ConfigMap/Secret key. */
   public sealed interface FileSystemRef {
     record Literal(String id) implements FileSystemRef {}
@@ -71,18 +89,18 @@ public record ProvisioningParameters(
     if (mode == null) {
       throw DriverException.invalidArgument("Missing %s parameter", PROVISIONING_MODE);
     }
-    if (mode.equals("s3files-ap")) {
-      throw DriverException.invalidArgument(
-          "Provisioning mode s3files-ap (Amazon S3 Files) is not supported by efs-csi-java yet;"
-              + " use 'efs-ap'");
-    }
-    if (!mode.equals("efs-ap")) {
-      throw DriverException.invalidArgument(
-          "Provisioning mode %s is not supported. Only Access point provisioning 'efs-ap' or"
-              + " 's3files-ap' are supported",
-          mode);
-    }
+    Backend backend =
+        switch (mode) {
+          case "efs-ap" -> Backend.EFS;
+          case "s3files-ap" -> Backend.S3FILES;
+          default ->
+              throw DriverException.invalidArgument(
+                  "Provisioning mode %s is not supported. Only Access point provisioning 'efs-ap'"
+                      + " or 's3files-ap' are supported",
+                  mode);
+        };
     FileSystemRef fs = fileSystemRef(p);
+    efsOnly(backend, p, REUSE_ACCESS_POINT);
     boolean reuse = bool(p, REUSE_ACCESS_POINT, false);
     OptionalLong uid = id(p, UID);
     OptionalLong gid = id(p, GID);
@@ -109,6 +127,7 @@ public record ProvisioningParameters(
       gidMin = DEFAULT_GID_MIN;
       gidMax = DEFAULT_GID_MAX;
     }
+    efsOnly(backend, p, AZ);
     String perms = p.get(DIRECTORY_PERMS);
     if (perms == null) {
       throw DriverException.invalidArgument(
@@ -123,6 +142,7 @@ public record ProvisioningParameters(
     }
     String ensureUnique = p.get(ENSURE_UNIQUE_DIRECTORY);
     return new ProvisioningParameters(
+        backend,
         fs,
         perms,
         uid,
@@ -140,6 +160,16 @@ public record ProvisioningParameters(
         Optional.ofNullable(p.get(PV_NAME)).filter(s -> !s.isBlank()),
         Optional.ofNullable(p.get(PVC_NAME)).filter(s -> !s.isBlank()),
         Optional.ofNullable(p.get(PVC_NAMESPACE)).filter(s -> !s.isBlank()));
+  }
+
+  /** The Go driver refuses some parameters for S3 Files whatever their value. */
+  private static void efsOnly(Backend backend, Map<String, String> p, String key) {
+    if (backend != Backend.EFS && p.containsKey(key)) {
+      throw DriverException.invalidArgument(
+          "Parameter %s is only supported for EFS file systems, not supported for %s file"
+              + " systems",
+          key, backend.type);
+    }
   }
 
   private static FileSystemRef fileSystemRef(Map<String, String> p) {

@@ -17,7 +17,17 @@ public record VolumeId(
 
   /** The typed form CreateVolume returns: {@code efs:fs-…::fsap-…}. */
   public static String format(String fileSystemId, String accessPointId) {
-    return "efs:" + fileSystemId + "::" + accessPointId;
+    return format("efs", fileSystemId, accessPointId);
+  }
+
+  /** The typed form: {@code efs:fs-…::fsap-…} or {@code s3files:fs-…::fsap-…}. */
+  public static String format(String type, String fileSystemId, String accessPointId) {
+    return type + ":" + fileSystemId + "::" + accessPointId;
+  }
+
+  /** Whether the handle names an Amazon S3 Files file system ({@code s3files:…}). */
+  public boolean s3files() {
+    return type.equals("s3files");
   }
 
   /**
@@ -36,7 +46,8 @@ public record VolumeId(
     int fields = t.length - first;
     if (fields < 1 || fields > 3) {
       throw DriverException.invalidArgument(
-          "volume ID '%s' is invalid: expected fs-ID[:path[:fsap-ID]], optionally prefixed by efs:",
+          "volume ID '%s' is invalid: expected fs-ID[:path[:fsap-ID]], optionally prefixed by efs: or"
+              + " s3files:",
           id);
     }
     String fs = t[first];

@@ -64,7 +64,7 @@ class AwsCloudTest {
     assertEquals(3 + Clouds.MAX_ATTEMPTS, emu.calls("DescribeFileSystems"));
     emu.faults().clear();
     assertFalse(cloud.deleteAccessPoint("fsap-0000000000000000a"));
-    assertTrue(cloud.describeAccessPoint("fsap-0000000000000000a").isEmpty());
+    assertTrue(cloud.describeAccessPoint(fs, "fsap-0000000000000000a").isEmpty());
     CloudException noFs =
         assertThrows(CloudException.class, () -> cloud.describeFileSystem("fs-0000000000000000a"));
     assertEquals(CloudException.Reason.FILE_SYSTEM_NOT_FOUND, noFs.reason());

@@ -41,10 +41,6 @@ class ProvisioningParametersTest {
             "Provisioning mode efs-dir is not supported. Only Access point provisioning 'efs-ap'"
                 + " or 's3files-ap' are supported"),
         Arguments.of(
-            base("provisioningMode", "s3files-ap"),
-            "Provisioning mode s3files-ap (Amazon S3 Files) is not supported by efs-csi-java yet;"
-                + " use 'efs-ap'"),
-        Arguments.of(
             base("fileSystemId", null),
             "Failed to resolve filesystem Id: one of fileSystemId, fileSystemIdConfigRef, or"
                 + " fileSystemIdSecretRef must be specified"),
@@ -101,7 +97,24 @@ class ProvisioningParametersTest {
             base("reuseAccessPoint", "yes"), "Invalid value for reuseAccessPoint parameter"),
         Arguments.of(
             base("enforceZoneAffinity", "on"), "Invalid value for enforceZoneAffinity parameter"),
-        Arguments.of(base("enableTagging", "nope"), "Invalid value for enableTagging parameter"));
+        Arguments.of(base("enableTagging", "nope"), "Invalid value for enableTagging parameter"),
+        Arguments.of(
+            base("provisioningMode", "s3files-ap", "reuseAccessPoint", "true"),
+            "Parameter reuseAccessPoint is only supported for EFS file systems, not supported for"
+                + " s3files file systems"),
+        // Refused whatever the value, as the Go driver checks presence, not the value.
+        Arguments.of(
+            base("provisioningMode", "s3files-ap", "reuseAccessPoint", "false"),
+            "Parameter reuseAccessPoint is only supported for EFS file systems, not supported for"
+                + " s3files file systems"),
+        Arguments.of(
+            base("provisioningMode", "s3files-ap", "az", "us-east-1a"),
+            "Parameter az is only supported for EFS file systems, not supported for s3files file"
+                + " systems"),
+        Arguments.of(
+            base("provisioningMode", "s3files-ap", "az", ""),
+            "Parameter az is only supported for EFS file systems, not supported for s3files file"
+                + " systems"));
   }
 
   @ParameterizedTest
@@ -111,6 +124,46 @@ class ProvisioningParametersTest {
         assertThrows(DriverException.class, () -> ProvisioningParameters.parse(params));
     assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind());
     assertEquals(message, e.getMessage());
+  }
+
+  /** Every rule the Go driver shares between efs-ap and s3files-ap answers the same for both. */
+  @ParameterizedTest
+  @MethodSource("rejected")
+  void s3filesSharesEveryEfsRule(Map<String, String> params, String message) {
+    if (!"efs-ap".equals(params.get("provisioningMode"))
+        || params.containsKey("reuseAccessPoint")) {
+      return; // the mode rules themselves, and reuseAccessPoint (refused for S3 Files: below)
+    }
+    Map<String, String> s3 = new HashMap<>(params);
+    s3.put("provisioningMode", "s3files-ap");
+    DriverException e = assertThrows(DriverException.class, () -> ProvisioningParameters.parse(s3));
+    assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind());
+    assertEquals(message, e.getMessage());
+  }
+
+  @Test
+  void s3filesAcceptsTheSharedParameters() {
+    ProvisioningParameters p =
+        ProvisioningParameters.parse(
+            base(
+                "provisioningMode", "s3files-ap",
+                "uid", "1000",
+                "gid", "2000",
+                "basePath", "/k8s",
+                "subPathPattern", "${.PVC.namespace}",
+                "ensureUniqueDirectory", "false",
+                "enforceZoneAffinity", "true",
+                "enableTagging", "false"));
+    assertEquals(ProvisioningParameters.Backend.S3FILES, p.backend());
+    assertEquals(OptionalLong.of(1000), p.uid());
+    assertEquals(OptionalLong.of(2000), p.gid());
+    assertEquals("/k8s", p.basePath());
+    assertFalse(p.ensureUniqueDirectory());
+    assertTrue(p.enforceZoneAffinity());
+    assertFalse(p.enableTagging());
+    assertFalse(p.reuseAccessPoint());
+    assertEquals(
+        ProvisioningParameters.Backend.EFS, ProvisioningParameters.parse(base()).backend());
   }
 
   @Test

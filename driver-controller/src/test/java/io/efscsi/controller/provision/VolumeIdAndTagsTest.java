@@ -47,7 +47,7 @@ class VolumeIdAndTagsTest {
         "fs-0123abcd::ap-1|volume ID 'fs-0123abcd::ap-1' is invalid: Expected an access point ID"
             + " of the form 'fsap-[0-9a-f]{8,40}', got 'ap-1'",
         "fs-0123abcd:a:b:c|volume ID 'fs-0123abcd:a:b:c' is invalid: expected"
-            + " fs-ID[:path[:fsap-ID]], optionally prefixed by efs:"
+            + " fs-ID[:path[:fsap-ID]], optionally prefixed by efs: or s3files:"
       })
   void badHandlesNameTheValue(String id, String message) {
     DriverException e = assertThrows(DriverException.class, () -> VolumeId.parse(id));

@@ -54,13 +54,27 @@ public final class ClientCertificates {
    * @param iam the certificate carries IAM credentials from {@code credentials}
    * @param credentials where those credentials come from
    * @param region the region the signature is scoped to (the file system's region)
+   * @param service the signature's signing name: {@code elasticfilesystem}, or {@code s3files} for
+   *     Amazon S3 Files file systems
    */
   public record Request(
       String fileSystemId,
       Optional<String> accessPointId,
       boolean iam,
       IamCredentialsSource credentials,
-      String region) {}
+      String region,
+      String service) {
+
+    /** An Amazon EFS mount's request (signing name {@code elasticfilesystem}). */
+    public Request(
+        String fileSystemId,
+        Optional<String> accessPointId,
+        boolean iam,
+        IamCredentialsSource credentials,
+        String region) {
+      this(fileSystemId, accessPointId, iam, credentials, region, ConnectSignature.SERVICE);
+    }
+  }
 
   /**
    * The files written and the certificate's life.
@@ -177,7 +191,8 @@ public final class ClientCertificates {
         publicKeyHash,
         r.fileSystemId(),
         r.region(),
-        now);
+        now,
+        r.service());
   }
 
   /**

@@ -15,8 +15,8 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * The SigV4 signature efs-utils puts into the client certificate for {@code iam} mounts: a signed,
  * never-sent {@code GET /?Action=Connect&PublicKeyHash=…} request for service {@code
- * elasticfilesystem}, with the file system id as the {@code host} header. It ties the caller's IAM
- * identity to the certificate's key.
+ * elasticfilesystem} (Amazon S3 Files: {@code s3files}), with the file system id as the {@code
+ * host} header. It ties the caller's IAM identity to the certificate's key.
  *
  * <p>Reproduces efs-utils' quirk on purpose: its canonical request has <em>no blank line</em> after
  * the header block ({@code host:<fs-id>\nhost\n<payload hash>}), unlike standard SigV4. The string
@@ -31,6 +31,10 @@ public record ConnectSignature(
     String accessKeyId, String signature, Instant time, Optional<String> sessionToken) {
 
   static final String SERVICE = "elasticfilesystem";
+
+  /** The signing name of Amazon S3 Files mounts (efs-utils' {@code S3FILES_SERVICE_NAME}). */
+  public static final String S3FILES_SERVICE = "s3files";
+
   static final String ALGORITHM = "AWS4-HMAC-SHA256";
   static final String EXPIRES = "86400";
   private static final String EMPTY_SHA256 =
@@ -67,11 +71,25 @@ public record ConnectSignature(
       String fileSystemId,
       String region,
       Instant time) {
+    return sign(credentials, publicKeyHash, fileSystemId, region, time, SERVICE);
+  }
+
+  /**
+   * The same for the signing name {@code service} ({@code elasticfilesystem} or {@code s3files}).
+   */
+  public static ConnectSignature sign(
+      Credentials credentials,
+      String publicKeyHash,
+      String fileSystemId,
+      String region,
+      Instant time,
+      String service) {
     String canonical =
-        canonicalRequest(canonicalQuery(credentials, publicKeyHash, region, time), fileSystemId);
+        canonicalRequest(
+            canonicalQuery(credentials, publicKeyHash, region, time, service), fileSystemId);
     return new ConnectSignature(
         credentials.accessKeyId(),
-        signCanonicalRequest(canonical, credentials.secretAccessKey(), region, time),
+        signCanonicalRequest(canonical, credentials.secretAccessKey(), region, time, service),
         time,
         credentials.sessionToken());
   }
@@ -79,12 +97,18 @@ public record ConnectSignature(
   /** The canonical query string: keys sorted, values encoded as Python's {@code quote_plus}. */
   static String canonicalQuery(
       Credentials credentials, String publicKeyHash, String region, Instant time) {
+    return canonicalQuery(credentials, publicKeyHash, region, time, SERVICE);
+  }
+
+  static String canonicalQuery(
+      Credentials credentials, String publicKeyHash, String region, Instant time, String service) {
     TreeMap<String, String> params = new TreeMap<>();
     params.put("Action", "Connect");
     params.put("PublicKeyHash", quotePlus(publicKeyHash));
     params.put("X-Amz-Algorithm", ALGORITHM);
     params.put(
-        "X-Amz-Credential", quotePlus(credentials.accessKeyId() + "/" + scope(region, time)));
+        "X-Amz-Credential",
+        quotePlus(credentials.accessKeyId() + "/" + scope(region, time, service)));
     params.put("X-Amz-Date", AMZ_DATE.format(time));
     params.put("X-Amz-Expires", EXPIRES);
     credentials.sessionToken().ifPresent(t -> params.put("X-Amz-Security-Token", quotePlus(t)));
@@ -102,24 +126,37 @@ public record ConnectSignature(
   /** Standard SigV4 from the canonical request on: string to sign, signing key, HMAC. */
   static String signCanonicalRequest(
       String canonicalRequest, String secretAccessKey, String region, Instant time) {
+    return signCanonicalRequest(canonicalRequest, secretAccessKey, region, time, SERVICE);
+  }
+
+  static String signCanonicalRequest(
+      String canonicalRequest,
+      String secretAccessKey,
+      String region,
+      Instant time,
+      String service) {
     String stringToSign =
         ALGORITHM
             + "\n"
             + AMZ_DATE.format(time)
             + "\n"
-            + scope(region, time)
+            + scope(region, time, service)
             + "\n"
             + HexFormat.of().formatHex(sha256(canonicalRequest));
     byte[] key =
         hmac(("AWS4" + secretAccessKey).getBytes(StandardCharsets.UTF_8), DATE.format(time));
     key = hmac(key, region);
-    key = hmac(key, SERVICE);
+    key = hmac(key, service);
     key = hmac(key, "aws4_request");
     return HexFormat.of().formatHex(hmac(key, stringToSign));
   }
 
   static String scope(String region, Instant time) {
-    return DATE.format(time) + "/" + region + "/" + SERVICE + "/aws4_request";
+    return scope(region, time, SERVICE);
+  }
+
+  static String scope(String region, Instant time, String service) {
+    return DATE.format(time) + "/" + region + "/" + service + "/aws4_request";
   }
 
   /**

@@ -3,7 +3,10 @@ package io.efscsi.node.volume;
 /**
  * EFS mount target DNS names: {@code fs-….efs.<region>.<suffix>} and the zone-prefixed {@code
  * <zone>.fs-….efs.<region>.<suffix>}, with the per-partition suffix efs-utils configures in its
- * {@code [mount.<region>]} sections.
+ * {@code [mount.<region>]} sections; and Amazon S3 Files ones, {@code
+ * <zone-id>.fs-….s3files.<region>.<suffix>} (the Go driver's s3files-utils.conf: {@code
+ * dns_name_format = {az_id}.{fs_id}.s3files.{region}.{dns_name_suffix}}, suffix {@code on.aws}, the
+ * partition's suffix in the China and isolated regions).
  */
 public final class EfsDnsNames {
 
@@ -40,5 +43,24 @@ public final class EfsDnsNames {
   /** {@code <zone>.fs-….efs.<region>.<suffix>}, for a zone name or a zone id. */
   public static String zonal(String zone, String fileSystemId, String region) {
     return zone + "." + regional(fileSystemId, region);
+  }
+
+  /** The S3 Files DNS suffix of a region: {@code on.aws} in the commercial partition. */
+  public static String s3filesSuffix(String region) {
+    String efs = suffix(region);
+    return efs.equals("amazonaws.com") ? "on.aws" : efs;
+  }
+
+  /**
+   * {@code fs-….s3files.<region>.<suffix>}: the TLS server name of S3 Files mount targets
+   * (efs-utils checks the DNS name from the file system id on).
+   */
+  public static String s3filesServerName(String fileSystemId, String region) {
+    return fileSystemId + ".s3files." + region + "." + s3filesSuffix(region);
+  }
+
+  /** {@code <zone-id>.fs-….s3files.<region>.<suffix>}: where an S3 Files mount connects. */
+  public static String s3filesZonal(String zoneId, String fileSystemId, String region) {
+    return zoneId + "." + s3filesServerName(fileSystemId, region);
   }
 }

@@ -27,6 +27,13 @@ import java.util.regex.Pattern;
  * nos3readcache}, {@code _netdev}; refused: {@code stunnel}, {@code netns=}, {@code capath=},
  * {@code azid=}. NFS options are checked by {@link NfsOptions#problem}.
  *
+ * <p>For an Amazon S3 Files volume ({@link #parse(List, boolean)}) as efs-utils' mount.s3files and
+ * the Go driver: {@code azid=} names the mount target's zone id; {@code stunnel} is refused with
+ * the Go driver's message, {@code az=}, {@code crossaccount} and {@code notls} with mount.s3files'
+ * (it does not support them); {@code nodirects3read} and {@code nos3readcache} are accepted and
+ * have no effect (our proxy never reads from S3 directly, so it has no read cache to turn off);
+ * {@code nfsvers=4.2} is allowed and {@code 4.0} refused.
+ *
  * @param tls {@code tls} given
  * @param notls {@code notls} given
  * @param iam {@code iam} given
@@ -42,6 +49,7 @@ import java.util.regex.Pattern;
  * @param jwtPath {@code jwtpath=}
  * @param nfs the NFS options, de-duplicated, in first-seen order
  * @param warnings what was ignored, for the log
+ * @param azId {@code azid=} (S3 Files only): the zone id of the mount target's DNS name
  */
 public record MountOptions(
     boolean tls,
@@ -58,7 +66,8 @@ public record MountOptions(
     Optional<String> roleArn,
     Optional<String> jwtPath,
     List<String> nfs,
-    List<String> warnings) {
+    List<String> warnings,
+    Optional<String> azId) {
 
   private static final Set<String> EFS_FLAGS =
       Set.of(
@@ -105,7 +114,12 @@ public record MountOptions(
 
   /** Parses mount flags; INVALID_ARGUMENT naming the option when one is wrong or refused. */
   public static MountOptions parse(List<String> mountFlags) {
-    Builder b = new Builder();
+    return parse(mountFlags, false);
+  }
+
+  /** Parses the mount flags of an Amazon EFS volume, or of an Amazon S3 Files one. */
+  public static MountOptions parse(List<String> mountFlags, boolean s3files) {
+    Builder b = new Builder(s3files);
     for (String entry : mountFlags) {
       for (String raw : entry.split(",")) {
         String o = raw.strip();
@@ -128,6 +142,8 @@ public record MountOptions(
   }
 
   private static final class Builder {
+    final boolean s3files;
+    Optional<String> azId = Optional.empty();
     boolean tls;
     boolean notls;
     boolean iam;
@@ -144,6 +160,10 @@ public record MountOptions(
     List<String> nfs = new ArrayList<>();
     List<String> warnings = new ArrayList<>();
 
+    Builder(boolean s3files) {
+      this.s3files = s3files;
+    }
+
     void add(String o) {
       if (o.startsWith("awscredsuri")) {
         warnings.add("awscredsuri mount option is not supported by efs-csi-driver.");
@@ -157,6 +177,9 @@ public record MountOptions(
       }
       if (EFS_FLAGS.contains(name) && eq >= 0) {
         throw invalid(o, "expected " + name + " without a value");
+      }
+      if (s3files && s3filesOption(o, name, value)) {
+        return;
       }
       switch (name) {
         case "tls" -> tls = true;
@@ -231,6 +254,47 @@ public record MountOptions(
       }
     }
 
+    /** The options an S3 Files volume treats its own way; false for the others. */
+    private boolean s3filesOption(String o, String name, String value) {
+      switch (name) {
+        case "stunnel" ->
+            throw new DriverException(
+                DriverException.Kind.INVALID_ARGUMENT,
+                "stunnel mount option is not supported by S3 Files file system.");
+        case "az", "crossaccount", "notls" ->
+            throw new DriverException(
+                DriverException.Kind.INVALID_ARGUMENT,
+                "Unsupported mount options detected: \"" + name + "\"");
+        case "azid" -> {
+          if (!ZONE.matcher(value).matches()) {
+            throw invalid(o, "expected an availability zone id such as use1-az1");
+          }
+          azId = Optional.of(value);
+        }
+        case "nodirects3read", "nos3readcache" ->
+            warnings.add(
+                "mount option "
+                    + o
+                    + " accepted with no effect: this driver's proxy never reads from S3"
+                    + " directly (no read bypass, no read cache)");
+        case "nfsvers", "vers" -> {
+          if (value.equals("4.0")) {
+            throw new DriverException(
+                DriverException.Kind.INVALID_ARGUMENT,
+                "NFSv4.0 is not supported for S3 Files mounts");
+          }
+          if (!value.equals("4.2")) {
+            return false;
+          }
+          nfs = NfsOptions.merge(nfs, List.of(o));
+        }
+        default -> {
+          return false;
+        }
+      }
+      return true;
+    }
+
     MountOptions build() {
       return new MountOptions(
           tls,
@@ -247,7 +311,8 @@ public record MountOptions(
           roleArn,
           jwtPath,
           nfs,
-          warnings);
+          warnings,
+          azId);
     }
   }
 

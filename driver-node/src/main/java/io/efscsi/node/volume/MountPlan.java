@@ -24,6 +24,8 @@ import java.util.Optional;
  * @param nfsOptions options for {@code mount -t nfs4}, in order, without {@code port=} (the node
  *     adds the proxy's port)
  * @param readOnly the staging mount is read-only
+ * @param s3files the file system is an Amazon S3 Files one ({@code s3files:} handle): its client
+ *     certificate's IAM signature is for service {@code s3files}
  */
 public record MountPlan(
     String fileSystemId,
@@ -38,10 +40,48 @@ public record MountPlan(
     boolean verifyHostname,
     IamCredentialsSource credentials,
     List<String> nfsOptions,
-    boolean readOnly) {
+    boolean readOnly,
+    boolean s3files) {
 
   public MountPlan {
     nfsOptions = List.copyOf(nfsOptions);
+  }
+
+  /** An Amazon EFS volume's plan. */
+  public MountPlan(
+      String fileSystemId,
+      Optional<String> accessPointId,
+      String exportPath,
+      String upstreamHost,
+      int upstreamPort,
+      boolean tls,
+      String serverName,
+      boolean iam,
+      Optional<Path> caFile,
+      boolean verifyHostname,
+      IamCredentialsSource credentials,
+      List<String> nfsOptions,
+      boolean readOnly) {
+    this(
+        fileSystemId,
+        accessPointId,
+        exportPath,
+        upstreamHost,
+        upstreamPort,
+        tls,
+        serverName,
+        iam,
+        caFile,
+        verifyHostname,
+        credentials,
+        nfsOptions,
+        readOnly,
+        false);
+  }
+
+  /** The SigV4 signing name of the client certificate's IAM signature. */
+  public String signingName() {
+    return s3files ? "s3files" : "elasticfilesystem";
   }
 
   /**
@@ -57,21 +97,24 @@ public record MountPlan(
   /**
    * The key that decides which volumes share one proxy: everything the proxy's behaviour depends on
    * (file system, access point, upstream, TLS, IAM, CA, verification, credentials source). Volumes
-   * of one file system with the same key share a proxy (and the supervisor's port).
+   * of one file system with the same key share a proxy (and the supervisor's port). An S3 Files
+   * volume's key starts with {@code s3files:}; an EFS one's is unchanged from before S3 Files
+   * support, so proxies adopted after an upgrade keep their keys.
    */
   public String proxyKey() {
-    return String.join(
-        "|",
-        fileSystemId,
-        accessPointId.orElse("-"),
-        upstreamHost + ":" + upstreamPort,
-        tls ? "tls" : "notls",
-        serverName,
-        iam ? "iam" : "noiam",
-        caFile.map(Path::toString).orElse("-"),
-        verifyHostname ? "verify" : "noverify",
-        credentials.awsProfile().orElse("-"),
-        credentials.roleArn().orElse("-"),
-        credentials.jwtPath().orElse("-"));
+    return (s3files ? "s3files:" : "")
+        + String.join(
+            "|",
+            fileSystemId,
+            accessPointId.orElse("-"),
+            upstreamHost + ":" + upstreamPort,
+            tls ? "tls" : "notls",
+            serverName,
+            iam ? "iam" : "noiam",
+            caFile.map(Path::toString).orElse("-"),
+            verifyHostname ? "verify" : "noverify",
+            credentials.awsProfile().orElse("-"),
+            credentials.roleArn().orElse("-"),
+            credentials.jwtPath().orElse("-"));
   }
 }

@@ -22,6 +22,11 @@ import org.slf4j.LoggerFactory;
  * it, and {@code tls} with {@code notls} are errors; {@code iam} needs TLS; {@code awsprofile=},
  * {@code rolearn=} and {@code jwtpath=} need {@code iam}, and {@code rolearn=} goes with {@code
  * jwtpath=}; {@code crossaccount} cannot be combined with a mount target address.
+ *
+ * <p>An {@code s3files:} handle is an Amazon S3 Files volume: {@link S3FilesRules} and {@link
+ * MountOptions#parse(List, boolean)} hold what is refused for it; it is always mounted with TLS and
+ * IAM (as mount.s3files), its certificate signed for service {@code s3files}, through {@link
+ * MountTargetResolver#resolveS3Files}, with NFS 4.2 unless the mount options name a version.
  */
 public final class MountPlanner {
 
@@ -50,17 +55,84 @@ public final class MountPlanner {
       boolean readOnly) {
     VolumeContext ctx = VolumeContext.parse(volumeContext);
     VolumeHandle handle = VolumeHandle.parse(volumeId);
-    if (handle.type() == VolumeHandle.Type.S3FILES) {
-      throw invalid(
-          "volume ID '"
-              + volumeId
-              + "' names an Amazon S3 Files file system: S3 Files volumes are not supported by"
-              + " this driver, which mounts Amazon EFS only");
+    boolean s3files = handle.type() == VolumeHandle.Type.S3FILES;
+    if (s3files) {
+      S3FilesRules.checkContext(ctx);
     }
-    MountOptions opts = MountOptions.parse(mountFlags);
+    MountOptions opts = MountOptions.parse(mountFlags, s3files);
     List<String> warnings = new ArrayList<>(opts.warnings());
     String fs = handle.fileSystemId();
+    Optional<String> ap = accessPoint(handle, opts, warnings);
+    // S3 Files: always TLS and IAM, as mount.s3files adds both (its mount targets require them).
+    boolean tls = s3files || tls(ctx, opts, ap, warnings);
+    boolean iam = s3files || opts.iam();
+    MountPlan.IamCredentialsSource credentials = credentials(opts, tls, iam);
+    if (!tls && (opts.caFile().isPresent() || opts.verify().isPresent())) {
+      warnings.add("mount options cafile= and verify= ignored: the volume is mounted without TLS");
+    }
 
+    Optional<String> ip = opts.mountTargetIp().or(ctx::mountTargetIp);
+    if (opts.mountTargetIp().isPresent()
+        && ctx.mountTargetIp().isPresent()
+        && !opts.mountTargetIp().equals(ctx.mountTargetIp())) {
+      warnings.add(
+          "mount option mounttargetip="
+              + opts.mountTargetIp().get()
+              + " overrides the volume attribute mounttargetip="
+              + ctx.mountTargetIp().get());
+    }
+    boolean crossAccount = ctx.crossAccount() || opts.crossAccount();
+    if (crossAccount && (ip.isPresent() || !ctx.mountTargetIpMap().isEmpty())) {
+      throw invalid(
+          "crossaccount cannot be combined with mounttargetip or mounttargetipmap: it names"
+              + " the mount target by DNS");
+    }
+    String region = opts.region().orElseGet(node::region);
+    MountTargetResolver.Request where =
+        new MountTargetResolver.Request(
+            fs,
+            region,
+            ip,
+            ip.isPresent() ? new TreeMap<>() : ctx.mountTargetIpMap(),
+            opts.az(),
+            crossAccount,
+            node.availabilityZone(),
+            node.availabilityZoneId());
+    MountTargetResolver.MountTarget target =
+        s3files ? resolver.resolveS3Files(where, opts.azId()) : resolver.resolve(where);
+    warnings.addAll(target.warnings());
+
+    List<String> base =
+        s3files ? S3FilesRules.nfsDefaults(defaults.nfsOptions()) : defaults.nfsOptions();
+    List<String> nfs = NfsOptions.merge(base, opts.nfs());
+    if (readOnly) {
+      nfs = NfsOptions.merge(nfs, List.of("ro"));
+    }
+    for (String w : warnings) {
+      LOG.warn("volume {}: {}", volumeId, w);
+    }
+    LOG.debug("volume {}: mount target {} ({})", volumeId, target.host(), target.how());
+    return new MountPlan(
+        fs,
+        ap,
+        handle.exportPath(),
+        target.host(),
+        MountTargetResolver.NFS_PORT,
+        tls,
+        target.serverName(),
+        iam,
+        tls ? opts.caFile() : Optional.empty(),
+        !tls || opts.verify().orElse(2) != 0,
+        credentials,
+        nfs,
+        nfs.contains("ro"),
+        s3files);
+  }
+
+  /** The handle's access point, or the deprecated {@code accesspoint=} option's. */
+  private static Optional<String> accessPoint(
+      VolumeHandle handle, MountOptions opts, List<String> warnings) {
+    String fs = handle.fileSystemId();
     Optional<String> ap = handle.accessPointId();
     if (opts.accessPointId().isPresent()) {
       String moap = opts.accessPointId().get();
@@ -83,65 +155,7 @@ public final class MountPlanner {
               + "'");
       ap = Optional.of(moap);
     }
-
-    boolean tls = tls(ctx, opts, ap, warnings);
-    MountPlan.IamCredentialsSource credentials = credentials(opts, tls);
-    if (!tls && (opts.caFile().isPresent() || opts.verify().isPresent())) {
-      warnings.add("mount options cafile= and verify= ignored: the volume is mounted without TLS");
-    }
-
-    Optional<String> ip = opts.mountTargetIp().or(ctx::mountTargetIp);
-    if (opts.mountTargetIp().isPresent()
-        && ctx.mountTargetIp().isPresent()
-        && !opts.mountTargetIp().equals(ctx.mountTargetIp())) {
-      warnings.add(
-          "mount option mounttargetip="
-              + opts.mountTargetIp().get()
-              + " overrides the volume attribute mounttargetip="
-              + ctx.mountTargetIp().get());
-    }
-    boolean crossAccount = ctx.crossAccount() || opts.crossAccount();
-    if (crossAccount && (ip.isPresent() || !ctx.mountTargetIpMap().isEmpty())) {
-      throw invalid(
-          "crossaccount cannot be combined with mounttargetip or mounttargetipmap: it names"
-              + " the mount target by DNS");
-    }
-    String region = opts.region().orElseGet(node::region);
-    MountTargetResolver.MountTarget target =
-        resolver.resolve(
-            new MountTargetResolver.Request(
-                fs,
-                region,
-                ip,
-                ip.isPresent() ? new TreeMap<>() : ctx.mountTargetIpMap(),
-                opts.az(),
-                crossAccount,
-                node.availabilityZone(),
-                node.availabilityZoneId()));
-    warnings.addAll(target.warnings());
-
-    List<String> nfs = NfsOptions.merge(defaults.nfsOptions(), opts.nfs());
-    if (readOnly) {
-      nfs = NfsOptions.merge(nfs, List.of("ro"));
-    }
-    for (String w : warnings) {
-      LOG.warn("volume {}: {}", volumeId, w);
-    }
-    LOG.debug("volume {}: mount target {} ({})", volumeId, target.host(), target.how());
-    return new MountPlan(
-        fs,
-        ap,
-        handle.exportPath(),
-        target.host(),
-        MountTargetResolver.NFS_PORT,
-        tls,
-        target.serverName(),
-        opts.iam(),
-        tls ? opts.caFile() : Optional.empty(),
-        !tls || opts.verify().orElse(2) != 0,
-        credentials,
-        nfs,
-        nfs.contains("ro"));
+    return ap;
   }
 
   private static boolean tls(
@@ -172,13 +186,14 @@ public final class MountPlanner {
     return ctx.encryptInTransit() || ap.isPresent();
   }
 
-  private static MountPlan.IamCredentialsSource credentials(MountOptions opts, boolean tls) {
-    if (opts.iam() && !tls) {
+  private static MountPlan.IamCredentialsSource credentials(
+      MountOptions opts, boolean tls, boolean iam) {
+    if (iam && !tls) {
       throw invalid("mount option iam needs TLS, but encryptInTransit is false");
     }
     boolean named =
         opts.awsProfile().isPresent() || opts.roleArn().isPresent() || opts.jwtPath().isPresent();
-    if (named && !opts.iam()) {
+    if (named && !iam) {
       throw invalid("mount options awsprofile=, rolearn= and jwtpath= need the iam option");
     }
     if (opts.roleArn().isPresent() != opts.jwtPath().isPresent()) {

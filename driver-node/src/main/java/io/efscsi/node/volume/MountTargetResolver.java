@@ -28,6 +28,12 @@ import java.util.TreeMap;
  * in the wanted zone ({@code az=} or the node's), else, when no zone was asked for explicitly, any
  * available one (with a warning). The TLS server name is always the regional name, whatever the
  * proxy connects to.
+ *
+ * <p>Amazon S3 Files ({@link #resolveS3Files}), as efs-utils' mount.s3files: {@code mounttargetip}
+ * (or the node's {@code mounttargetipmap} entry), else {@code
+ * <zone-id>.fs-….s3files.<region>.<suffix>} with the {@code azid=} option or the node's zone id,
+ * which must resolve (mount.s3files has no mount target lookup to fall back on); the TLS server
+ * name is {@code fs-….s3files.<region>.<suffix>}.
  */
 public final class MountTargetResolver {
 
@@ -93,7 +99,7 @@ public final class MountTargetResolver {
       return fromMap(r, serverName, warnings);
     }
     if (r.crossAccount()) {
-      String zoneId = r.az().or(r::nodeZoneId).orElseGet(() -> nodeZoneId(r));
+      String zoneId = r.az().or(r::nodeZoneId).orElseGet(() -> nodeZoneId(r, "crossaccount"));
       String name = EfsDnsNames.zonal(zoneId, r.fileSystemId(), r.region());
       if (hosts.resolve(name).isEmpty()) {
         throw new DriverException(
@@ -111,6 +117,29 @@ public final class MountTargetResolver {
       return new MountTarget(name, serverName, "DNS name " + name, warnings);
     }
     return fromLookup(r, name, serverName, warnings);
+  }
+
+  /** Where an Amazon S3 Files volume's proxy connects; {@code azId} is the {@code azid=} option. */
+  public MountTarget resolveS3Files(Request r, Optional<String> azId) {
+    String serverName = EfsDnsNames.s3filesServerName(r.fileSystemId(), r.region());
+    List<String> warnings = new ArrayList<>();
+    if (r.mountTargetIp().isPresent()) {
+      return new MountTarget(r.mountTargetIp().get(), serverName, "mounttargetip", warnings);
+    }
+    if (!r.mountTargetIpMap().isEmpty()) {
+      return fromMap(r, serverName, warnings);
+    }
+    String zoneId = azId.or(r::nodeZoneId).orElseGet(() -> nodeZoneId(r, "an S3 Files mount"));
+    String name = EfsDnsNames.s3filesZonal(zoneId, r.fileSystemId(), r.region());
+    if (hosts.resolve(name).isEmpty()) {
+      throw new DriverException(
+          DriverException.Kind.FAILED_PRECONDITION,
+          "Failed to resolve \""
+              + name
+              + "\" - check that your file system ID is correct, and ensure that the VPC has an"
+              + " S3Files mount target for this file system ID (or set mounttargetip)");
+    }
+    return new MountTarget(name, serverName, "S3 Files DNS name " + name, warnings);
   }
 
   private static MountTarget fromMap(Request r, String serverName, List<String> warnings) {
@@ -134,20 +163,24 @@ public final class MountTargetResolver {
         any.getValue(), serverName, "mounttargetipmap entry " + any.getKey(), warnings);
   }
 
-  private String nodeZoneId(Request r) {
+  private String nodeZoneId(Request r, String what) {
+    String option = what.equals("crossaccount") ? "az=" : "azid=";
     String zone =
         r.nodeZone()
             .orElseThrow(() ->
                 new DriverException(
                     DriverException.Kind.FAILED_PRECONDITION,
-                    "crossaccount needs this node's availability zone, which node metadata"
-                        + " does not know; give it with the az= mount option"));
+                    what
+                        + " needs this node's availability zone, which node metadata"
+                        + " does not know; give it with the "
+                        + option
+                        + " mount option"));
     return lookup
         .availabilityZoneId(r.region(), zone)
         .orElseThrow(() ->
             new DriverException(
                 DriverException.Kind.FAILED_PRECONDITION,
-                "crossaccount: availability zone " + zone + " not found in region " + r.region()));
+                what + ": availability zone " + zone + " not found in region " + r.region()));
   }
 
   private MountTarget fromLookup(Request r, String name, String serverName, List<String> warnings) {

@@ -2,6 +2,7 @@ package io.efscsi.node.iam;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.URI;
 import java.time.Clock;
@@ -123,8 +124,35 @@ class ConnectSignatureTest {
     assertEquals(-1, CREDS.toString().indexOf(TOKEN));
   }
 
-  /** The SDK's own SigV4 signer presigning GET /?Action=Connect&PublicKeyHash=… for host FS. */
+  /** Amazon S3 Files mounts sign the same request for service s3files; the SDK agrees on it. */
+  @Test
+  void s3filesSignsForServiceS3filesAsTheSdkSignerDoes() {
+    SignedRequest signed = sdkPresign(CREDS, "s3files");
+    Map<String, String> sdkQuery = encodedQuery(signed);
+    String sdkSignature = sdkQuery.remove("X-Amz-Signature");
+    String ours = ConnectSignature.canonicalQuery(CREDS, KEY_HASH, REGION, TIME, "s3files");
+    assertEquals(
+        sdkQuery.entrySet().stream()
+            .map(e -> e.getKey() + "=" + e.getValue())
+            .collect(Collectors.joining("&")),
+        ours);
+    assertTrue(ours.contains("%2Fs3files%2Faws4_request"), ours);
+    String standard = "GET\n/\n" + ours + "\nhost:" + FS + "\n\nhost\n" + emptyPayloadHash();
+    assertEquals(
+        sdkSignature,
+        ConnectSignature.signCanonicalRequest(
+            standard, CREDS.secretAccessKey(), REGION, TIME, "s3files"));
+    ConnectSignature s3 = ConnectSignature.sign(CREDS, KEY_HASH, FS, REGION, TIME, "s3files");
+    assertNotEquals(
+        ConnectSignature.sign(CREDS, KEY_HASH, FS, REGION, TIME).signature(), s3.signature());
+  }
+
   private static SignedRequest sdkPresign(ConnectSignature.Credentials c) {
+    return sdkPresign(c, "elasticfilesystem");
+  }
+
+  /** The SDK's own SigV4 signer presigning GET /?Action=Connect&PublicKeyHash=… for host FS. */
+  private static SignedRequest sdkPresign(ConnectSignature.Credentials c, String service) {
     AwsCredentialsIdentity identity =
         c.sessionToken().isPresent()
             ? AwsSessionCredentialsIdentity.create(
@@ -142,7 +170,7 @@ class ConnectSignatureTest {
             r.request(request)
                 .identity(identity)
                 .putProperty(AwsV4HttpSigner.REGION_NAME, REGION)
-                .putProperty(AwsV4HttpSigner.SERVICE_SIGNING_NAME, "elasticfilesystem")
+                .putProperty(AwsV4HttpSigner.SERVICE_SIGNING_NAME, service)
                 .putProperty(
                     AwsV4HttpSigner.AUTH_LOCATION, AwsV4FamilyHttpSigner.AuthLocation.QUERY_STRING)
                 .putProperty(AwsV4HttpSigner.EXPIRATION_DURATION, Duration.ofSeconds(86400))

@@ -179,7 +179,6 @@ class MountPlannerTest {
         "fs-abcd1234|true|iam,rolearn=arn:aws:iam::1:role/r|mount options rolearn= and jwtpath= must be given together",
         "fs-abcd1234|true|iam,awsprofile=p,rolearn=arn:aws:iam::1:role/r,jwtpath=/t|mount options awsprofile= and rolearn=/jwtpath= cannot be used together",
         "fs-abcd1234|true|crossaccount,mounttargetip=10.0.0.1|crossaccount cannot be combined with mounttargetip or mounttargetipmap: it names the mount target by DNS",
-        "s3files:fs-abcd1234::fsap-abcd1234|true|tls|volume ID 's3files:fs-abcd1234::fsap-abcd1234' names an Amazon S3 Files file system: S3 Files volumes are not supported by this driver, which mounts Amazon EFS only",
       })
   void optionCombinationsThatFail(String id, boolean encrypt, String flags, String message) {
     DriverException e = fails(id, Map.of("encryptInTransit", Boolean.toString(encrypt)), flags);
