@@ -162,7 +162,8 @@ public final class MountTarget implements AutoCloseable {
       open.add(nfs);
       nfs.setTcpNoDelay(true);
       InputStream in = new BufferedInputStream(client.getInputStream(), 1 << 16);
-      OutputStream toClient = client.getOutputStream();
+      OutputStream toClient = new BufferedOutputStream(client.getOutputStream(), 1 << 16);
+      Set<Integer> mapped = ConcurrentHashMap.newKeySet();
       OutputStream toNfs = new BufferedOutputStream(nfs.getOutputStream(), 1 << 16);
       byte[] first = Xdr.readRecord(in);
       if (first == null) {
@@ -173,12 +174,12 @@ public final class MountTarget implements AutoCloseable {
         binds.incrementAndGet();
         Xdr.writeRecord(toClient, bound.get());
       } else {
-        Xdr.writeRecord(toNfs, Records.rewrite(first, identity, root));
+        forward(first, identity, root, mapped, toNfs);
       }
       Socket upstream = nfs;
-      threads.submit(() -> copy(upstream, client));
+      threads.submit(() -> replies(upstream, client, mapped));
       for (byte[] call = Xdr.readRecord(in); call != null; call = Xdr.readRecord(in)) {
-        Xdr.writeRecord(toNfs, Records.rewrite(call, identity, root));
+        forward(call, identity, root, mapped, toNfs);
       }
     } catch (IOException | RuntimeException e) {
       // the client went away (a proxy killed with SIGKILL does), or NFS did
@@ -255,14 +256,36 @@ public final class MountTarget implements AutoCloseable {
     return sb.toString();
   }
 
-  private static void copy(Socket from, Socket to) {
+  private static void forward(
+      byte[] call,
+      Optional<Records.Identity> identity,
+      byte[] root,
+      Set<Integer> mapped,
+      OutputStream toNfs)
+      throws IOException {
+    Records.Rewritten r = Records.rewrite(call, identity, root);
+    if (r.rootMapped()) {
+      mapped.add(Records.xid(call));
+    }
+    Xdr.writeRecord(toNfs, r.call());
+  }
+
+  /** ganesha's replies to the client, mapped root operations renamed back. */
+  private static void replies(Socket nfs, Socket client, Set<Integer> mapped) {
     try {
-      from.getInputStream().transferTo(to.getOutputStream());
+      InputStream in = new BufferedInputStream(nfs.getInputStream(), 1 << 16);
+      OutputStream out = new BufferedOutputStream(client.getOutputStream(), 1 << 16);
+      for (byte[] reply = Xdr.readRecord(in); reply != null; reply = Xdr.readRecord(in)) {
+        if (mapped.remove(Records.xid(reply))) {
+          Records.restoreRootOp(reply);
+        }
+        Xdr.writeRecord(out, reply);
+      }
     } catch (IOException e) {
       // one side went away
     } finally {
-      closeQuietly(to);
-      closeQuietly(from);
+      closeQuietly(client);
+      closeQuietly(nfs);
     }
   }
 

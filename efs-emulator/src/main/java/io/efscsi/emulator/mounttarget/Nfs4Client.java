@@ -72,6 +72,7 @@ public final class Nfs4Client implements AutoCloseable {
     }
     ops.u32(OP_GETFH);
     ByteBuffer r = compound(path.size() + 2, ops.toBytes());
+    // a mount target maps the root to an access point's with PUTFH; it answers as PUTROOTFH
     expect(r, OP_PUTROOTFH);
     for (int i = 0; i < path.size(); i++) {
       expect(r, OP_LOOKUP);

@@ -57,11 +57,14 @@ final class Records {
     return Optional.of(out.toBytes());
   }
 
+  /** A call as ganesha gets it; {@code rootMapped} when its PUTROOTFH became a PUTFH. */
+  record Rewritten(byte[] call, boolean rootMapped) {}
+
   /** The call as ganesha gets it; unchanged when it is no NFS call this rewrites. */
-  static byte[] rewrite(byte[] call, Optional<Identity> identity, byte[] rootFh) {
+  static Rewritten rewrite(byte[] call, Optional<Identity> identity, byte[] rootFh) {
     ByteBuffer r = ByteBuffer.wrap(call);
     if (call.length < 32 || r.getInt(4) != 0) {
-      return call;
+      return new Rewritten(call, false);
     }
     int program = r.getInt(12);
     int procedure = r.getInt(20);
@@ -86,11 +89,52 @@ final class Records {
     Xdr.skipOpaque(r);
     int argsStart = r.position();
     byte[] args = Arrays.copyOfRange(call, argsStart, call.length);
+    boolean mapped = false;
     if (program == Nfs4Client.NFS_PROGRAM && procedure == 1) {
+      byte[] before = args;
       args = mapRoot(args, rootFh);
+      mapped = args != before;
     }
     Xdr.Out out = new Xdr.Out().fixed(head).fixed(cred).fixed(call, credEnd, argsStart);
-    return out.fixed(args).toBytes();
+    return new Rewritten(out.fixed(args).toBytes(), mapped);
+  }
+
+  /** The xid of a record. */
+  static int xid(byte[] record) {
+    return record.length < 4 ? -1 : ByteBuffer.wrap(record).getInt(0);
+  }
+
+  /**
+   * In the reply to a call whose PUTROOTFH was mapped, the PUTFH result renamed back to PUTROOTFH
+   * (in place: both have no result body), so the client sees the operation it sent.
+   */
+  static void restoreRootOp(byte[] reply) {
+    try {
+      ByteBuffer r = ByteBuffer.wrap(reply);
+      r.position(12); // xid, REPLY, MSG_ACCEPTED
+      r.getInt(); // verifier flavour
+      Xdr.skipOpaque(r);
+      if (r.getInt() != 0) {
+        return;
+      }
+      r.getInt(); // compound status
+      Xdr.skipOpaque(r); // tag
+      if (r.getInt() == 0) {
+        return;
+      }
+      int at = r.position();
+      if (r.getInt() == OP_SEQUENCE) {
+        if (r.getInt() != 0) {
+          return;
+        }
+        at = r.position() + 36; // sessionid, sequenceid, slotid, highest, target highest, flags
+      }
+      if (r.getInt(at) == Nfs4Client.OP_PUTFH) {
+        r.putInt(at, Nfs4Client.OP_PUTROOTFH);
+      }
+    } catch (RuntimeException malformed) {
+      // not a reply this understands: passed on as it is
+    }
   }
 
   /** COMPOUND arguments with a leading PUTROOTFH (after SEQUENCE in 4.1) turned into PUTFH. */
