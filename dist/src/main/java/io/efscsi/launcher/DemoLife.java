@@ -23,7 +23,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -176,7 +176,19 @@ final class DemoLife {
     for (VolumeUsage u : stats.getUsageList()) {
       report.field(
           u.getUnit().name().toLowerCase(java.util.Locale.ROOT),
-          "used " + u.getUsed() + ", available " + u.getAvailable() + ", total " + u.getTotal());
+          u.getUnit() == VolumeUsage.Unit.BYTES
+              ? "used "
+                  + DemoReport.size(u.getUsed())
+                  + ", available "
+                  + DemoReport.size(u.getAvailable())
+                  + ", total "
+                  + DemoReport.size(u.getTotal())
+              : "used "
+                  + u.getUsed()
+                  + ", available "
+                  + u.getAvailable()
+                  + ", total "
+                  + u.getTotal());
     }
     report.field(
         "condition",
@@ -229,14 +241,11 @@ final class DemoLife {
     String expected = DemoIo.sha256(big);
     AtomicLong progress = new AtomicLong();
     long t = System.nanoTime();
-    CompletableFuture<String> read =
-        CompletableFuture.supplyAsync(() -> {
-          try {
-            return io.transfer(podTarget("pod-b"), "big.bin", progress);
-          } catch (Exception e) {
-            throw new IllegalStateException(e.getMessage(), e);
-          }
-        });
+    // Its own thread: the supervisor learns of proxy exits on the common pool, which a blocked
+    // reader there would starve on a 2-core machine.
+    FutureTask<String> read =
+        new FutureTask<>(() -> io.transfer(podTarget("pod-b"), "big.bin", progress));
+    Thread.ofPlatform().name("demo-transfer").daemon().start(read);
     long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (progress.get() < big.length / 4 && !read.isDone() && System.nanoTime() < waitUntil) {
       Thread.sleep(2);
@@ -259,9 +268,19 @@ final class DemoLife {
         after.restarts(),
         DemoReport.GO_DRIVER_AT_HEAL);
     report.field(
-        "transfer", DemoReport.size(big.length) + " of big.bin read in pod B (" + io.how() + ")");
+        "file",
+        "big.bin, " + DemoReport.size(big.length) + ", put in the access point's directory");
+    report.field("transfer", "read whole in pod B: " + io.how());
+    report.field("took", (done - t) / 1_000_000 + " ms, the heal included");
     report.field(
-        "killed", "pid " + before.pid() + " with SIGKILL after " + DemoReport.size(atKill));
+        "killed",
+        "pid "
+            + before.pid()
+            + " with SIGKILL after "
+            + DemoReport.size(atKill)
+            + ", "
+            + (killed - t) / 1_000_000
+            + " ms into the transfer");
     report.field(
         "back",
         "pid "

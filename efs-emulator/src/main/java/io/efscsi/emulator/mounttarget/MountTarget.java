@@ -140,6 +140,7 @@ public final class MountTarget implements AutoCloseable {
     while (!listener.isClosed()) {
       try {
         Socket s = listener.accept();
+        s.setTcpNoDelay(true);
         open.add(s);
         connections.incrementAndGet();
         threads.submit(() -> serve((SSLSocket) s));
