@@ -14,10 +14,9 @@ final class DemoReport {
   /** One step's measurements; -1 where a figure does not apply. */
   record Step(String name, long millis, long bytes, long proxyRss, long restarts, String note) {}
 
+  /** What the Go driver (efs-utils) does when its proxy dies, as the seeds describe it. */
   static final String GO_DRIVER_AT_HEAL =
-      "the Go driver: the mount hangs (its efs-proxy/stunnel is gone); efs-utils' watchdog starts"
-          + " a fresh one on a new port, which the kernel never connects to; pods keep hanging"
-          + " until they are restarted and the volume is mounted again";
+      "the Go driver (efs-utils) here: the mount hangs, and a fresh proxy is started on a new port";
 
   private final PrintStream narrative;
   private final List<Step> steps = new ArrayList<>();
