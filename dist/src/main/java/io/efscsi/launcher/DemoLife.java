@@ -251,6 +251,10 @@ final class DemoLife {
       Thread.sleep(2);
     }
     long atKill = progress.get();
+    if (read.isDone() || atKill >= big.length) {
+      read.get(); // its error, if it failed
+      throw new IllegalStateException("the transfer ended before the proxy could be killed");
+    }
     long killed = System.nanoTime();
     ProcessHandle.of(before.pid()).orElseThrow().destroyForcibly();
     ProxyRecord after = DemoProxy.awaitRestart(records, before, 30);
