@@ -299,6 +299,7 @@ final class DemoLife {
         "transfer result",
         "completed without an error, byte-exact (sha256 " + sha.substring(0, 16) + ")");
     report.field("proxy restarts", after.restarts());
+    report.heal(before.port(), after.port(), (serving - killed) / 1_000_000, true);
   }
 
   private ProxyRecord onlyRecord() throws java.io.IOException {

@@ -21,6 +21,15 @@ final class DemoReport {
   private final PrintStream narrative;
   private final List<Step> steps = new ArrayList<>();
   private int count;
+  private String heal = "";
+
+  /** The heal's facts, for the JSON summary. */
+  void heal(int portBefore, int portAfter, long killToServingMillis, boolean byteExact) {
+    heal =
+        ",\"heal\":{\"portBefore\":%d,\"portAfter\":%d,\"samePort\":%b,\"killToServingMillis\":%d,\"byteExact\":%b}"
+            .formatted(
+                portBefore, portAfter, portBefore == portAfter, killToServingMillis, byteExact);
+  }
 
   /**
    * @param narrative where the step-by-step story goes (a null stream when quiet or JSON)
@@ -104,7 +113,7 @@ final class DemoReport {
       }
       sb.append('}');
     }
-    return sb.append("]}").toString();
+    return sb.append(']').append(heal).append('}').toString();
   }
 
   static String size(long bytes) {

@@ -123,7 +123,11 @@ class DemoIT {
     Run json = run("--json");
     assertEquals(0, json.exit(), json.out() + json.err());
     String j = json.out().strip();
-    assertTrue(j.startsWith("{\"ok\":true,") && j.endsWith("]}"), j);
+    assertTrue(j.startsWith("{\"ok\":true,") && j.endsWith("}}"), j);
+    assertTrue(
+        j.matches(
+            ".*\"heal\":\\{\"portBefore\":(\\d+),\"portAfter\":\\1,\"samePort\":true,.*\"byteExact\":true}}"),
+        j);
     assertEquals(1, j.lines().count(), j);
     for (String step : STEPS) {
       assertTrue(j.contains("{\"step\":\"" + step.replace("'", "'") + "\""), step + " in " + j);
