@@ -123,7 +123,7 @@ final class ControllerBenchmark {
   private static CreateVolumeRequest request(String name, String fs) {
     return CreateVolumeRequest.newBuilder()
         .setName(name)
-        .addVolumeCapabilities(DemoProvisioning.RWX)
+        .addVolumeCapabilities(DemoDriver.RWX)
         .putAllParameters(
             Map.of("provisioningMode", "efs-ap", "fileSystemId", fs, "directoryPerms", "700"))
         .build();

@@ -2,183 +2,207 @@ package io.efscsi.launcher;
 
 import io.efscsi.common.BuildInfo;
 import io.efscsi.common.DriverRuntime;
-import io.efscsi.common.config.CommonOptions;
 import io.efscsi.common.config.UsageException;
 import io.efscsi.common.grpc.CsiChannels;
 import io.efscsi.common.grpc.Endpoint;
-import io.efscsi.controller.ControllerOptions;
-import io.efscsi.controller.ControllerPlugin;
-import io.efscsi.csi.v1.GetPluginCapabilitiesRequest;
-import io.efscsi.csi.v1.GetPluginCapabilitiesResponse;
-import io.efscsi.csi.v1.GetPluginInfoRequest;
-import io.efscsi.csi.v1.GetPluginInfoResponse;
-import io.efscsi.csi.v1.IdentityGrpc;
-import io.efscsi.csi.v1.PluginCapability;
-import io.efscsi.csi.v1.ProbeRequest;
 import io.efscsi.emulator.EfsEmulator;
-import io.efscsi.node.NodeOptions;
-import io.efscsi.node.NodePlugin;
-import io.efscsi.node.SupervisorOptions;
+import io.efscsi.emulator.mounttarget.Ganesha;
+import io.efscsi.emulator.mounttarget.MountTarget;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.OptionalInt;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * {@code efs-csi demo}: the driver in {@code all} mode on a temporary unix socket, driven by a
- * built-in CSI client the way kubelet and the sidecars drive it, printing each call and answer.
- * Embedded defaults: region us-east-1, a temporary state directory, and an EFS emulator on
- * 127.0.0.1 with one file system, which the controller's real AWS SDK client talks to; nothing
- * outside the temp directory and loopback is touched.
+ * {@code efs-csi demo [--quiet|--json] [--log FILE]}: one volume's whole life on this node through
+ * the driver in {@code all} mode on a temporary unix socket ({@link DemoLife}), against the EFS
+ * emulator and its mount target on 127.0.0.1 (TLS, BindClientToPartition, nfs-ganesha). Needs root
+ * (mounts, cgroups) and nfs-ganesha; without a kernel NFS client also libnfs's tools. The driver's
+ * log goes to a file; everything made is removed at the end, on failure and on Ctrl-C.
  */
 final class Demo {
+
+  static final String USAGE = "accepted flags: --quiet, --json, --log FILE";
 
   private Demo() {}
 
   static int run(List<String> args, PrintStream out, PrintStream err) throws UsageException {
     boolean quiet = false;
-    for (String a : args) {
-      if (a.equals("--quiet")) {
-        quiet = true;
-      } else {
-        throw new UsageException("unknown flag '" + a + "' for demo; accepted flags: --quiet");
-      }
-    }
-    if (quiet) {
-      Logging.quiet();
-    } else {
-      Logging.configure(2);
-    }
-    PrintStream say = quiet ? new PrintStream(PrintStream.nullOutputStream()) : out;
-    Path tmp = null;
-    try {
-      tmp = Files.createTempDirectory("efs-csi-demo-");
-      return drive(tmp, say);
-    } catch (Exception e) {
-      err.println("efs-csi demo failed: " + e);
-      return 1;
-    } finally {
-      deleteTree(tmp);
-    }
-  }
-
-  private static int drive(Path tmp, PrintStream say) throws Exception {
-    Path socket = tmp.resolve("csi.sock");
-    Endpoint endpoint = new Endpoint.Unix(socket);
-    CommonOptions common =
-        new CommonOptions(
-            endpoint,
-            Optional.empty(),
-            Optional.empty(),
-            Optional.empty(),
-            2,
-            Duration.ofSeconds(5));
-    ControllerOptions controller =
-        new ControllerOptions(Optional.of("us-east-1"), "demo:true", false, true);
-    // The SDK's default credentials chain reads these first; instance metadata stays off.
-    System.setProperty("aws.accessKeyId", "AKIDEFSCSIDEMO");
-    System.setProperty("aws.secretAccessKey", "demo-not-a-secret");
-    System.setProperty("aws.disableEc2Metadata", "true");
-    NodeOptions node =
-        new NodeOptions(
-            tmp.resolve("state"),
-            false,
-            Duration.ofMinutes(240),
-            5,
-            OptionalInt.empty(),
-            OptionalInt.empty(),
-            false,
-            Duration.ofSeconds(30),
-            SupervisorOptions.defaults(tmp.resolve("state")),
-            List.of("mount", "-t", "nfs4"),
-            2049,
-            io.efscsi.node.volume.MountDefaults.DEFAULT,
-            io.efscsi.node.takeover.TakeoverOptions.DISABLED);
-    say.println(
-        "== starting efs-csi " + BuildInfo.load().version() + " in 'all' mode on " + endpoint);
-    long t0 = System.nanoTime();
-    try (EfsEmulator efs = EfsEmulator.start();
-        DriverRuntime runtime =
-            DriverRuntime.start(
-                common,
-                BuildInfo.load(),
-                List.of(
-                    new ControllerPlugin(
-                        controller,
-                        Map.of(
-                            "AWS_ENDPOINT_URL_EFS", efs.endpoint().toString(),
-                            "AWS_ENDPOINT_URL_STS", efs.endpoint().toString(),
-                            "AWS_EC2_METADATA_DISABLED", "true")),
-                    new NodePlugin(
-                        node,
-                        Map.of(
-                            "CSI_NODE_NAME", "demo-node",
-                            "AWS_REGION", "us-east-1",
-                            "AWS_EC2_METADATA_DISABLED", "true"))));
-        CsiChannels.Client client = CsiChannels.open(endpoint)) {
-      String fileSystem = efs.createFileSystem();
-      say.printf("   EFS emulator on %s with file system %s%n", efs.endpoint(), fileSystem);
-      say.printf("   socket ready after %d ms%n", (System.nanoTime() - t0) / 1_000_000);
-      var identity = IdentityGrpc.newBlockingStub(client.channel());
-
-      GetPluginInfoResponse info =
-          identity
-              .withDeadlineAfter(5, TimeUnit.SECONDS)
-              .getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
-      say.printf(
-          "-> GetPluginInfo: name=%s vendor_version=%s%n", info.getName(), info.getVendorVersion());
-
-      GetPluginCapabilitiesResponse caps =
-          identity
-              .withDeadlineAfter(5, TimeUnit.SECONDS)
-              .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance());
-      say.printf(
-          "-> GetPluginCapabilities: %s%n",
-          caps.getCapabilitiesList().stream()
-              .map(PluginCapability::getService)
-              .map(s -> s.getType().name())
-              .toList());
-
-      boolean ready = false;
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-      int probes = 0;
-      while (!ready && System.nanoTime() < deadline) {
-        ready =
-            identity
-                .withDeadlineAfter(5, TimeUnit.SECONDS)
-                .probe(ProbeRequest.getDefaultInstance())
-                .getReady()
-                .getValue();
-        probes++;
-        say.printf("-> Probe #%d: ready=%s%n", probes, ready);
-        if (!ready) {
-          Thread.sleep(200);
+    boolean json = false;
+    Path log = defaultLog();
+    for (int i = 0; i < args.size(); i++) {
+      switch (args.get(i)) {
+        case "--quiet" -> quiet = true;
+        case "--json" -> json = true;
+        case "--log" -> {
+          if (i + 1 == args.size()) {
+            throw new UsageException("flag '--log' of demo needs a file");
+          }
+          log = Path.of(args.get(++i)).toAbsolutePath();
         }
+        default ->
+            throw new UsageException("unknown flag '" + args.get(i) + "' for demo; " + USAGE);
       }
-      if (!ready) {
-        say.println(
-            "!! the driver did not become ready: " + runtime.readiness().evaluate().reasons());
-        return 1;
-      }
-      if (!DemoProvisioning.run(client, fileSystem, efs, say)) {
-        return 1;
-      }
-      say.println("== stopping: socket is removed, in-flight calls would be allowed to finish");
     }
-    say.printf("   socket exists after stop: %s%n", Files.exists(socket));
-    say.println("== demo done");
-    return 0;
+    List<String> missing = missingTools();
+    if (!missing.isEmpty()) {
+      err.println("efs-csi demo: " + String.join("; ", missing));
+      return 1;
+    }
+    PrintStream narrative = quiet || json ? new PrintStream(PrintStream.nullOutputStream()) : out;
+    DemoReport report = new DemoReport(narrative);
+    Path tmp;
+    try {
+      Files.createDirectories(log.getParent());
+      Logging.toFile(log);
+      tmp = Files.createTempDirectory("efs-csi-demo-");
+    } catch (IOException e) {
+      err.println("efs-csi demo: cannot start: " + e.getMessage());
+      return 1;
+    }
+    String cgroupParent = "efs-csi-demo-" + ProcessHandle.current().pid();
+    DemoCleanup cleanup = new DemoCleanup(tmp, cgroupParent);
+    Thread hook =
+        new Thread(
+            () -> {
+              List<String> did = cleanup.run();
+              if (!did.isEmpty()) {
+                err.println("efs-csi demo: interrupted; cleaned up: " + String.join(", ", did));
+              }
+            },
+            "demo-cleanup");
+    Runtime.getRuntime().addShutdownHook(hook);
+    String kernel =
+        DemoStandIn.kernelCanMountNfs()
+            ? "present: the pods' mounts are real NFS mounts"
+            : "none in this kernel: mounts are stand-ins (bind mounts), I/O goes through the"
+                + " proxy in user space";
+    narrative.println(
+        "efs-csi " + BuildInfo.load().version() + " demo: one volume's life on this node");
+    report.field("driver log", log);
+    report.field("kernel NFS", kernel);
+    boolean ok = false;
+    try {
+      drive(tmp, cgroupParent, cleanup, report);
+      ok = true;
+    } catch (Exception e) {
+      narrative.println();
+      err.println("efs-csi demo: a step failed: " + message(e) + " (driver log: " + log + ")");
+    } finally {
+      List<String> did = cleanup.run();
+      narrative.println();
+      report.field("cleaned up", String.join(", ", did));
+      try {
+        Runtime.getRuntime().removeShutdownHook(hook);
+      } catch (IllegalStateException shuttingDown) {
+        // Ctrl-C arrived meanwhile: the hook finds nothing left to do
+      }
+    }
+    if (json) {
+      out.println(report.json(ok, kernel, log.toString()));
+    } else {
+      report.table(out, ok);
+    }
+    return ok ? 0 : 1;
   }
 
-  /** Removes a temporary tree, best effort. */
+  private static void drive(Path tmp, String cgroupParent, DemoCleanup cleanup, DemoReport report)
+      throws Exception {
+    long t = System.nanoTime();
+    EfsEmulator efs = cleanup.add(EfsEmulator.start());
+    String fs = efs.createFileSystem();
+    MountTarget target =
+        cleanup.add(
+            efs.startMountTarget(
+                fs, DemoDriver.REGION, Files.createDirectories(tmp.resolve("mount-target"))));
+    report.step("start EFS emulator + mount target", System.nanoTime() - t, -1, -1, -1, "");
+    report.field("EFS API", efs.endpoint() + ", file system " + fs);
+    report.field("mount target", "127.0.0.1:" + target.port() + ", TLS for " + target.dnsName());
+    report.field("its CA", target.caFile());
+    report.field(
+        "behind it",
+        "nfs-ganesha pid "
+            + target.nfsServer().pid()
+            + " on 127.0.0.1:"
+            + target.nfsServer().port()
+            + ", exporting "
+            + target.nfsServer().export());
+
+    t = System.nanoTime();
+    DemoStandIn standIn = DemoStandIn.choose(tmp);
+    Path socket = tmp.resolve("plugin/csi.sock");
+    Files.createDirectories(socket.getParent());
+    DriverRuntime driver =
+        cleanup.driver(
+            DemoDriver.start(
+                socket,
+                efs,
+                DemoDriver.node(tmp, "auto", cgroupParent, standIn.command(), target.port())));
+    report.step("start the driver ('all' mode)", System.nanoTime() - t, -1, -1, -1, "");
+    report.field("socket", "unix://" + socket);
+    try (CsiChannels.Client client = CsiChannels.open(new Endpoint.Unix(socket))) {
+      new DemoLife(client, efs, target, standIn, tmp, report).run(fs);
+    }
+    driver.close();
+  }
+
+  /** What is missing for the demo, one phrase each, with the command that installs it. */
+  static List<String> missingTools() {
+    List<String> missing = new ArrayList<>();
+    if (!"root".equals(System.getProperty("user.name"))) {
+      missing.add("needs root (it mounts and makes cgroups): run it with sudo");
+    }
+    List<String> packages = new ArrayList<>();
+    if (Ganesha.find() == null) {
+      packages.add("nfs-ganesha nfs-ganesha-vfs");
+    }
+    if (!DemoStandIn.kernelCanMountNfs() && !onPath("nfs-cp")) {
+      packages.add("libnfs-utils");
+    }
+    if (!packages.isEmpty()) {
+      missing.add(
+          "missing Debian packages, install with: apt-get install -y "
+              + String.join(" ", packages));
+    }
+    return missing;
+  }
+
+  private static boolean onPath(String tool) {
+    for (String d : System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":")) {
+      if (Files.isExecutable(Path.of(d.isEmpty() ? "." : d, tool))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** $XDG_STATE_HOME/efs-csi/demo.log, else ~/.local/state/efs-csi/demo.log. */
+  private static Path defaultLog() {
+    String state = System.getenv("XDG_STATE_HOME");
+    Path base =
+        state != null && !state.isBlank()
+            ? Path.of(state)
+            : Path.of(System.getProperty("user.home"), ".local", "state");
+    return base.resolve("efs-csi").resolve("demo.log");
+  }
+
+  /** An error's message without gRPC's and Java's wrapping. */
+  static String message(Throwable e) {
+    Throwable c = e;
+    while (c.getCause() != null
+        && (c.getMessage() == null || c instanceof java.util.concurrent.ExecutionException)) {
+      c = c.getCause();
+    }
+    if (c instanceof io.grpc.StatusRuntimeException s) {
+      return s.getStatus().getCode() + ": " + s.getStatus().getDescription();
+    }
+    return c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+  }
+
   static void deleteTree(Path dir) {
     if (dir == null) {
       return;

@@ -2,6 +2,10 @@ package io.efscsi.launcher;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.FileAppender;
+import java.nio.file.Path;
 import org.slf4j.LoggerFactory;
 
 /** Maps klog verbosity to Logback levels: 0-3 INFO, 4-5 DEBUG, 6+ TRACE for our code. */
@@ -19,5 +23,27 @@ final class Logging {
     LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
     ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).setLevel(Level.WARN);
     ctx.getLogger("io.efscsi").setLevel(Level.WARN);
+  }
+
+  /** Every log line to {@code file} (truncated first) instead of stderr. */
+  static void toFile(Path file) {
+    LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
+    PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+    encoder.setContext(ctx);
+    encoder.setPattern(
+        "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level %logger{0} [%thread]%replace( %mdc){' $',''}"
+            + " - %msg%n");
+    encoder.start();
+    FileAppender<ILoggingEvent> appender = new FileAppender<>();
+    appender.setContext(ctx);
+    appender.setName("DEMO");
+    appender.setFile(file.toString());
+    appender.setAppend(false);
+    appender.setEncoder(encoder);
+    appender.start();
+    ch.qos.logback.classic.Logger root = ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    root.detachAndStopAllAppenders();
+    root.addAppender(appender);
+    ctx.getLogger("io.efscsi").setLevel(Level.INFO);
   }
 }

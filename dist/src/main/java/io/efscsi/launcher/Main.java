@@ -68,6 +68,7 @@ public final class Main {
         case "node" -> serve(Mode.NODE, flagSet.parse(rest), env, out, err);
         case "all" -> serve(Mode.ALL, flagSet.parse(rest), env, out, err);
         case "demo" -> Demo.run(rest, out, err);
+        case "aot-training" -> AotTraining.run(err);
         case "benchmark-controller" -> benchmark(rest, out, err);
         case "status" -> {
           Logging.quiet();
@@ -182,7 +183,10 @@ public final class Main {
       node         serve the CSI Identity and Node services
       all          both in one process (the default when no command is given, as the Go driver)
       proxy        run one per-mount proxy (started by the node plugin)
-      demo         start the driver on a temporary socket and drive it with a built-in client
+      demo [--quiet|--json] [--log FILE]
+                   one volume's life on this node: the driver in 'all' mode on a temporary
+                   socket, the EFS emulator with a mount target (TLS, nfs-ganesha) on 127.0.0.1,
+                   a proxy killed mid-transfer and healed; needs root and nfs-ganesha
       benchmark-controller [volumes]
                    time CreateVolume/DeleteVolume of a packaged controller against the embedded
                    EFS emulator (default 1000 volumes)

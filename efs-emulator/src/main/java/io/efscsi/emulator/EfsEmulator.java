@@ -166,6 +166,39 @@ public final class EfsEmulator implements AutoCloseable {
     return Optional.empty();
   }
 
+  /**
+   * Starts a mount target for {@code fileSystemId} (TLS, BindClientToPartition, nfs-ganesha behind
+   * it) with its files in {@code dir}; access points are looked up in this emulator's state.
+   */
+  public io.efscsi.emulator.mounttarget.MountTarget startMountTarget(
+      String fileSystemId, String region, java.nio.file.Path dir)
+      throws IOException, InterruptedException {
+    return io.efscsi.emulator.mounttarget.MountTarget.start(
+        fileSystemId, region, dir, this::accessPointDirectory);
+  }
+
+  private synchronized Optional<io.efscsi.emulator.mounttarget.MountTarget.AccessPointDirectory>
+      accessPointDirectory(String id) {
+    for (String account : accountsWithFileSystems()) {
+      try {
+        EfsState.AccessPoint ap = state.accessPoint(account, id);
+        return Optional.of(
+            new io.efscsi.emulator.mounttarget.MountTarget.AccessPointDirectory(
+                ap.id(),
+                ap.posixUser() == null ? -1 : ap.posixUser().uid(),
+                ap.posixUser() == null ? -1 : ap.posixUser().gid(),
+                java.util.List.of(),
+                ap.root().path(),
+                ap.root().ownerUid(),
+                ap.root().ownerGid(),
+                ap.root().permissions()));
+      } catch (EfsError e) {
+        // not in this account
+      }
+    }
+    return Optional.empty();
+  }
+
   /** Number of requests per API action ("CreateAccessPoint", "AssumeRole", …) so far. */
   public long calls(String action) {
     LongAdder a = calls.get(action);

@@ -275,12 +275,16 @@ final class Supervised {
           why);
       sup.listener().crashLooping(record.key(), port(), why);
     }
-    pendingRestart =
-        sup.scheduler()
-            .schedule(
-                () -> Thread.ofVirtual().start(() -> restart(gen, why)),
-                delay.toMillis(),
-                TimeUnit.MILLISECONDS);
+    try {
+      pendingRestart =
+          sup.scheduler()
+              .schedule(
+                  () -> Thread.ofVirtual().start(() -> restart(gen, why)),
+                  delay.toMillis(),
+                  TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      LOG.info("proxy for port {} not restarted: the supervisor is closed", port());
+    }
   }
 
   private void restart(long gen, String why) {
