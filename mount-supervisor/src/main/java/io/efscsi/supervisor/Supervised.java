@@ -178,7 +178,10 @@ final class Supervised {
       } catch (IOException e) {
         LOG.error("cannot write the state record of proxy {}: {}", record.id(), e.getMessage());
       }
-      child.ifPresent(p -> p.onExit().thenAccept(done -> exited(gen, done.exitValue())));
+      // a thread of its own per child: Process.onExit completes on the common ForkJoin pool, which
+      // anything else in the process can starve (on 2 cores it has one thread), delaying restarts
+      child.ifPresent(
+          p -> Thread.ofVirtual().name("proxy-exit-" + port()).start(() -> awaitExit(gen, p)));
     }
     awaitReady(gen, started);
   }
@@ -240,6 +243,20 @@ final class Supervised {
       sup.stats().bindFailures.incrementAndGet();
     }
     return ProxyStartException.forExit(exit, port(), describeExit(exit), logTail());
+  }
+
+  private void awaitExit(long gen, Process p) {
+    while (true) {
+      try {
+        exited(gen, p.waitFor());
+        return;
+      } catch (InterruptedException e) {
+        if (!p.isAlive()) {
+          exited(gen, p.exitValue());
+          return;
+        }
+      }
+    }
   }
 
   /** A process exit seen by its onExit (child) or the liveness poll (adopted; code -1). */

@@ -70,6 +70,7 @@ class StartFailureTest {
 
     @Override
     public int waitFor() {
+      exit.join(); // exits when the test says so, as onExit
       return code;
     }
 
