@@ -66,6 +66,8 @@ public final class ProxySupervisor implements AutoCloseable {
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().name("proxy-supervisor").daemon().factory());
   private volatile boolean started;
+  private volatile boolean closed;
+  private final Set<Thread> restarting = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   public ProxySupervisor(
       SupervisorConfig config,
@@ -530,7 +532,39 @@ public final class ProxySupervisor implements AutoCloseable {
   /** Stops the supervisor's own threads; the proxies keep running for the next one to adopt. */
   @Override
   public void close() {
+    closed = true;
     scheduler.shutdownNow();
     started = false;
+    // a restart in flight finishes (or gives up) before close returns: nothing writes to the
+    // state dir afterwards
+    long deadline = System.nanoTime() + java.time.Duration.ofSeconds(5).toNanos();
+    for (Thread t : List.copyOf(restarting)) {
+      try {
+        t.join(java.time.Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /** Runs a restart on a thread of its own unless the supervisor is closed. */
+  void runRestart(Runnable restart) {
+    if (closed) {
+      return;
+    }
+    Thread t =
+        Thread.ofVirtual()
+            .unstarted(() -> {
+              try {
+                if (!closed) {
+                  restart.run();
+                }
+              } finally {
+                restarting.remove(Thread.currentThread());
+              }
+            });
+    restarting.add(t);
+    t.start();
   }
 }

@@ -296,7 +296,7 @@ final class Supervised {
       pendingRestart =
           sup.scheduler()
               .schedule(
-                  () -> Thread.ofVirtual().start(() -> restart(gen, why)),
+                  () -> sup.runRestart(() -> restart(gen, why)),
                   delay.toMillis(),
                   TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException closed) {
@@ -335,7 +335,7 @@ final class Supervised {
       state = State.BACKOFF;
       gen = ++generation;
     }
-    Thread.ofVirtual().start(() -> restart(gen, why));
+    sup.runRestart(() -> restart(gen, why));
   }
 
   private String describeExit(int code) {
