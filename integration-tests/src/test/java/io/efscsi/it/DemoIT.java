@@ -65,6 +65,14 @@ class DemoIT {
 
   Process start(String... flags) throws Exception {
     List<String> cmd = new ArrayList<>();
+    // SIGINT as at a terminal: a test run started in the background (nohup …, &) has it ignored,
+    // and a process that inherits an ignored SIGINT keeps ignoring it (the JVM too)
+    cmd.addAll(
+        List.of(
+            "python3",
+            "-c",
+            "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL);"
+                + " os.execv(sys.argv[1], sys.argv[1:])"));
     cmd.add(PackagedDriver.distDir().resolve("bin/efs-csi").toString());
     cmd.add("demo");
     cmd.addAll(List.of(flags));
