@@ -131,20 +131,7 @@ public final class NodePlugin implements Plugin {
     if (p.upstreamPort() == port) {
       return p;
     }
-    return new MountPlan(
-        p.fileSystemId(),
-        p.accessPointId(),
-        p.exportPath(),
-        p.upstreamHost(),
-        port,
-        p.tls(),
-        p.serverName(),
-        p.iam(),
-        p.caFile(),
-        p.verifyHostname(),
-        p.credentials(),
-        p.nfsOptions(),
-        p.readOnly());
+    return p.withUpstreamPort(port);
   }
 
   @Override

@@ -53,6 +53,7 @@ class IssuedCertificatesTest {
         new MountPlan.IamCredentialsSource(
             Optional.of("team-a"), Optional.empty(), Optional.empty()),
         List.of("nfsvers=4.1"),
+        false,
         false);
   }
 

@@ -47,27 +47,14 @@ public record MountPlan(
     nfsOptions = List.copyOf(nfsOptions);
   }
 
-  /** An Amazon EFS volume's plan. */
-  public MountPlan(
-      String fileSystemId,
-      Optional<String> accessPointId,
-      String exportPath,
-      String upstreamHost,
-      int upstreamPort,
-      boolean tls,
-      String serverName,
-      boolean iam,
-      Optional<Path> caFile,
-      boolean verifyHostname,
-      IamCredentialsSource credentials,
-      List<String> nfsOptions,
-      boolean readOnly) {
-    this(
+  /** The same plan with the mount target reached on another port (every other field kept). */
+  public MountPlan withUpstreamPort(int port) {
+    return new MountPlan(
         fileSystemId,
         accessPointId,
         exportPath,
         upstreamHost,
-        upstreamPort,
+        port,
         tls,
         serverName,
         iam,
@@ -76,7 +63,7 @@ public record MountPlan(
         credentials,
         nfsOptions,
         readOnly,
-        false);
+        s3files);
   }
 
   /** The SigV4 signing name of the client certificate's IAM signature. */

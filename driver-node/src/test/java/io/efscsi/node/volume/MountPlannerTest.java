@@ -70,6 +70,7 @@ class MountPlannerTest {
             true,
             MountPlan.IamCredentialsSource.DEFAULT_CHAIN,
             DEFAULTS,
+            false,
             false),
         p);
   }
