@@ -2,6 +2,7 @@ package io.efscsi.supervisor;
 
 import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
+import io.efscsi.supervisor.cgroup.Placement;
 import io.efscsi.supervisor.mounts.MountInfo;
 import io.efscsi.supervisor.mounts.MountPresence;
 import io.efscsi.supervisor.mounts.MountTable;
@@ -171,7 +172,7 @@ public final class ProxySupervisor implements AutoCloseable {
         }
         ports.hold(r.port());
         presence.watch(r.port());
-        Supervised s = new Supervised(this, r, placer.existing(r.cgroup()));
+        Supervised s = new Supervised(this, r, placementOf(r));
         byKey.put(r.key(), s);
         boolean alive = s.adoptIfAlive();
         if (!alive) {
@@ -398,6 +399,22 @@ public final class ProxySupervisor implements AutoCloseable {
           s.port());
       s.stop();
       forget(s);
+    }
+  }
+
+  /**
+   * The group a record names; a record written before its group was (a plugin killed between
+   * creating the group and recording it, found by NodeCrashIT) gets the group its name gives, so
+   * strays in it are found and the group is removed with the proxy.
+   */
+  private Placement placementOf(ProxyRecord r) {
+    if (!r.cgroup().isEmpty()) {
+      return placer.existing(r.cgroup());
+    }
+    try {
+      return placer.place(r.id(), config.limits());
+    } catch (IOException | RuntimeException e) {
+      return placer.existing(r.cgroup());
     }
   }
 
