@@ -2,7 +2,6 @@ package io.efscsi.supervisor;
 
 import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
-import io.efscsi.supervisor.cgroup.Placement;
 import io.efscsi.supervisor.mounts.MountInfo;
 import io.efscsi.supervisor.mounts.MountPresence;
 import io.efscsi.supervisor.mounts.MountTable;
@@ -67,8 +66,7 @@ public final class ProxySupervisor implements AutoCloseable {
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().name("proxy-supervisor").daemon().factory());
   private volatile boolean started;
-  private volatile boolean closed;
-  private final Set<Thread> restarting = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final Restarts restarts = new Restarts();
 
   public ProxySupervisor(
       SupervisorConfig config,
@@ -139,6 +137,11 @@ public final class ProxySupervisor implements AutoCloseable {
     return ports;
   }
 
+  /** The proxies by key; callers hold this supervisor's lock. */
+  Map<String, Supervised> byKey() {
+    return byKey;
+  }
+
   public SupervisorStats stats() {
     return stats;
   }
@@ -153,47 +156,11 @@ public final class ProxySupervisor implements AutoCloseable {
   }
 
   /**
-   * Adopts every proxy in the state dir (live ones untouched, dead wanted ones restarted on their
-   * port), runs a first reconcile and starts the periodic work.
+   * Adopts every proxy in the state dir and repairs what a plugin killed mid-call left ({@link
+   * Adoption}), runs a first reconcile and starts the periodic work.
    */
   public void start() throws IOException {
-    List<Supervised> toRestart = new ArrayList<>();
-    List<Supervised> unwanted = new ArrayList<>();
-    synchronized (this) {
-      for (ProxyRecord r : store.list()) {
-        if (byKey.containsKey(r.key())) {
-          LOG.error(
-              "two state records for key {}; keeping port {}, dropping {}",
-              r.key(),
-              byKey.get(r.key()).port(),
-              r.port());
-          store.delete(r.id());
-          continue;
-        }
-        ports.hold(r.port());
-        presence.watch(r.port());
-        Supervised s = new Supervised(this, r, placementOf(r));
-        byKey.put(r.key(), s);
-        boolean alive = s.adoptIfAlive();
-        if (!alive) {
-          s.killStrays();
-        }
-        if (alive) {
-          stats.adopted.incrementAndGet();
-          LOG.info("adopted proxy for port {} (pid {}, key {})", r.port(), r.pid(), r.key());
-        } else if (r.wanted()) {
-          toRestart.add(s);
-        }
-        if (!r.wanted()) {
-          unwanted.add(s);
-        }
-      }
-    }
-    for (Supervised s : toRestart) {
-      stats.adoptionRestarts.incrementAndGet();
-      s.restartNow("was not running when the supervisor started");
-    }
-    finishInterruptedReleases(unwanted);
+    new Adoption(this).run();
     reconcileNow();
     long every = config.reconcileInterval().toMillis();
     scheduler.scheduleWithFixedDelay(this::reconcileQuietly, every, every, TimeUnit.MILLISECONDS);
@@ -375,49 +342,6 @@ public final class ProxySupervisor implements AutoCloseable {
     forget(s);
   }
 
-  /**
-   * Proxies without users are ones whose release a crash interrupted (their last user was removed,
-   * the proxy not yet stopped or its record not yet deleted): finished now as {@link #release}
-   * would have, when no mount carries the port; otherwise left to the reconciler, which unmounts an
-   * orphan before the port is released.
-   */
-  private void finishInterruptedReleases(List<Supervised> unwanted) throws IOException {
-    if (unwanted.isEmpty()) {
-      return;
-    }
-    Set<Integer> mounted = mountedPorts();
-    for (Supervised s : unwanted) {
-      if (mounted.contains(s.port())) {
-        LOG.info(
-            "proxy for port {} has no users but a mount still carries it; left to the reconciler",
-            s.port());
-        continue;
-      }
-      LOG.info(
-          "proxy for port {} was being released when the supervisor stopped (no users, no mount);"
-              + " finishing the release",
-          s.port());
-      s.stop();
-      forget(s);
-    }
-  }
-
-  /**
-   * The group a record names; a record written before its group was (a plugin killed between
-   * creating the group and recording it, found by NodeCrashIT) gets the group its name gives, so
-   * strays in it are found and the group is removed with the proxy.
-   */
-  private Placement placementOf(ProxyRecord r) {
-    if (!r.cgroup().isEmpty()) {
-      return placer.existing(r.cgroup());
-    }
-    try {
-      return placer.place(r.id(), config.limits());
-    } catch (IOException | RuntimeException e) {
-      return placer.existing(r.cgroup());
-    }
-  }
-
   /** Whether a proxy of ours holds the port (its own or a taken-over one). */
   public boolean holds(int port) {
     return ports.isHeld(port);
@@ -451,12 +375,19 @@ public final class ProxySupervisor implements AutoCloseable {
         .map(s -> new Lease(s.record().key(), s.port()));
   }
 
-  /** Stops and forgets a proxy; its port is released (callers know no mount carries it). */
+  /**
+   * Stops and forgets a proxy; its port is released (callers know no mount carries it). Its group
+   * and files go before its record: a plugin killed in between leaves a record, whose release the
+   * next start finishes ({@link Adoption}), never a group or file no record names.
+   */
   void forget(Supervised s) {
     synchronized (this) {
       if (byKey.get(s.record().key()) == s) {
         byKey.remove(s.record().key());
       }
+    }
+    s.cleanUp();
+    synchronized (this) {
       try {
         store.delete(s.record().id());
       } catch (IOException e) {
@@ -465,7 +396,6 @@ public final class ProxySupervisor implements AutoCloseable {
       presence.forget(s.port());
       ports.release(s.port());
     }
-    s.cleanUp();
   }
 
   /** Ports carried by loopback NFS mounts in a fresh read of the mount table. */
@@ -549,39 +479,14 @@ public final class ProxySupervisor implements AutoCloseable {
   /** Stops the supervisor's own threads; the proxies keep running for the next one to adopt. */
   @Override
   public void close() {
-    closed = true;
     scheduler.shutdownNow();
     started = false;
-    // a restart in flight finishes (or gives up) before close returns: nothing writes to the
-    // state dir afterwards
-    long deadline = System.nanoTime() + java.time.Duration.ofSeconds(5).toNanos();
-    for (Thread t : List.copyOf(restarting)) {
-      try {
-        t.join(java.time.Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
+    // a restart in flight finishes (or gives up) before close returns
+    restarts.close(java.time.Duration.ofSeconds(5));
   }
 
   /** Runs a restart on a thread of its own unless the supervisor is closed. */
   void runRestart(Runnable restart) {
-    if (closed) {
-      return;
-    }
-    Thread t =
-        Thread.ofVirtual()
-            .unstarted(() -> {
-              try {
-                if (!closed) {
-                  restart.run();
-                }
-              } finally {
-                restarting.remove(Thread.currentThread());
-              }
-            });
-    restarting.add(t);
-    t.start();
+    restarts.run(restart);
   }
 }

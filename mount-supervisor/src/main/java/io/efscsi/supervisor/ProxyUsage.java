@@ -1,6 +1,14 @@
 package io.efscsi.supervisor;
 
+import io.efscsi.supervisor.cgroup.Placement;
+import io.efscsi.supervisor.process.ControlClient;
+import io.efscsi.supervisor.state.Json;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import org.slf4j.LoggerFactory;
 
 /**
  * What one proxy uses right now, for metrics and {@code efs-csi status}: its cgroup's memory and
@@ -26,6 +34,34 @@ public record ProxyUsage(
 
   public ProxyUsage {
     counters = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(counters));
+  }
+
+  /**
+   * The usage of the proxy in {@code group}, with the counters of a {@code status} asked on {@code
+   * controlSocket} (none when null: the proxy is not running) within {@code timeout}.
+   */
+  static ProxyUsage ask(
+      String key, int port, Placement group, Path controlSocket, Duration timeout) {
+    Map<String, Object> counters = new LinkedHashMap<>();
+    if (controlSocket != null) {
+      try {
+        if (Json.parse(ControlClient.ask(controlSocket, "status", timeout))
+            instanceof Map<?, ?> m) {
+          m.forEach((k, v) -> counters.put(k.toString(), v));
+        }
+      } catch (IOException | IllegalArgumentException e) {
+        LoggerFactory.getLogger(ProxyUsage.class)
+            .debug("proxy for port {} gave no status: {}", port, e.getMessage());
+      }
+    }
+    return new ProxyUsage(
+        key,
+        port,
+        group.describe(),
+        group.memoryCurrent(),
+        group.memoryPeak(),
+        group.memoryLimit(),
+        counters);
   }
 
   /** A numeric counter of the control socket's answer; 0 when absent or not a number. */

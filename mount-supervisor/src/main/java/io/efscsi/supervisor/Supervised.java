@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -27,7 +26,6 @@ final class Supervised {
 
   private static final Logger LOG = LoggerFactory.getLogger(Supervised.class);
   private static final int CRASH_LOOP_ATTEMPTS = 5;
-  private static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(2);
 
   private final ProxySupervisor sup;
   private final ProxyFiles files;
@@ -43,15 +41,14 @@ final class Supervised {
   private final Backoff backoff;
   private boolean crashLooping;
   private ScheduledFuture<?> pendingRestart;
-  private int statusFailures;
-  private int pingFailures;
-  private boolean upstreamHealthy = true;
+  private final ProxyHealth health;
 
   Supervised(ProxySupervisor sup, ProxyRecord record, Placement placement) {
     this.sup = sup;
     this.files = new ProxyFiles(sup.store().dir(), record.id(), sup.config().logMaxBytes());
     this.record = record;
     this.placement = placement;
+    this.health = new ProxyHealth(this, sup);
     SupervisorConfig c = sup.config();
     this.backoff = new Backoff(c.backoffInitial(), c.backoffMax(), c.backoffReset());
   }
@@ -96,9 +93,9 @@ final class Supervised {
     oomBaseline = placement.oomKills();
     generation++;
     try {
-      ControlClient.ask(controlSocket(), "status", CONTROL_TIMEOUT);
+      ControlClient.ask(controlSocket(), "status", ProxyHealth.CONTROL_TIMEOUT);
     } catch (IOException e) {
-      statusFailures++;
+      health.adoptedWithoutAnswer();
       LOG.warn(
           "adopted proxy {} (pid {}) does not answer yet: {}",
           record.port(),
@@ -106,30 +103,6 @@ final class Supervised {
           e.getMessage());
     }
     return true;
-  }
-
-  /**
-   * Kills what runs in this proxy's group although the record does not name it: a proxy launched by
-   * a plugin that died before it recorded the pid. Left alone, it would hold the port and every
-   * restart on it would fail to bind. Waits up to 5 s for them to go.
-   */
-  void killStrays() {
-    List<Long> strays = placement.pids();
-    if (strays.isEmpty()) {
-      return;
-    }
-    LOG.warn(
-        "proxy for port {}: killing {} in its cgroup ({}), started by a plugin that stopped"
-            + " before recording it",
-        port(),
-        strays,
-        placement.describe());
-    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (!strays.isEmpty() && System.nanoTime() < deadline) {
-      strays.forEach(pid -> sup.processes().signal(pid, true));
-      sleep(Duration.ofMillis(20));
-      strays = placement.pids();
-    }
   }
 
   /** Starts the process and waits until it answers on its control socket. */
@@ -156,7 +129,7 @@ final class Supervised {
         ProxyConfig.fromMap(record.config()).write(configFile());
         rotateLog();
         // the group first: a plugin that dies between the launch and the record of its pid leaves
-        // a process the next one finds there (killStrays)
+        // a process the next one finds there (Adoption)
         record = record.withProcess(0, 0, placement.describe());
         sup.writeRecord(record);
         started = sup.launcher().start(configFile(), files.log(), placement);
@@ -170,8 +143,7 @@ final class Supervised {
       child = started.child();
       startedAt = sup.clock().instant();
       oomBaseline = placement.oomKills();
-      statusFailures = 0;
-      pingFailures = 0;
+      health.reset();
       sup.stats().launches.incrementAndGet();
       try {
         sup.writeRecord(record);
@@ -199,7 +171,7 @@ final class Supervised {
         throw startFailure(gen, exit.get());
       }
       try {
-        ControlClient.ask(controlSocket(), "status", CONTROL_TIMEOUT);
+        ControlClient.ask(controlSocket(), "status", ProxyHealth.CONTROL_TIMEOUT);
         synchronized (this) {
           if (gen == generation && state == State.STARTING) {
             state = State.RUNNING;
@@ -359,69 +331,29 @@ final class Supervised {
     return "exited with code " + code;
   }
 
-  /** One health round: control socket status, then an upstream NULL ping through the tunnel. */
+  /** One health round ({@link ProxyHealth}). */
   void checkHealth() {
-    synchronized (this) {
-      if (state != State.RUNNING) {
-        return;
-      }
-      if (child.isEmpty() && !sup.processes().alive(record.pid(), record.startTicks())) {
-        exited(generation, -1);
-        return;
-      }
-    }
-    try {
-      ControlClient.ask(controlSocket(), "status", CONTROL_TIMEOUT);
-      synchronized (this) {
-        statusFailures = 0;
-      }
-    } catch (IOException e) {
-      if (countFailure(true, e.getMessage())) {
-        return;
-      }
-    }
-    try {
-      String answer = ControlClient.ask(controlSocket(), "ping", sup.config().healthInterval());
-      if (!answer.startsWith("ok")) {
-        throw new IOException(answer);
-      }
-      synchronized (this) {
-        pingFailures = 0;
-        upstreamHealthy = true;
-      }
-    } catch (IOException e) {
-      countFailure(false, e.getMessage());
-    }
+    health.check();
   }
 
-  /** Counts a failed check; kills the proxy (and so restarts it) past the threshold. */
-  private boolean countFailure(boolean control, String what) {
-    long pid;
-    synchronized (this) {
-      if (state != State.RUNNING) {
-        return true;
-      }
-      int n = control ? ++statusFailures : ++pingFailures;
-      if (!control) {
-        upstreamHealthy = false;
-      }
-      int limit = control ? 2 : sup.config().pingFailuresBeforeRestart();
-      LOG.warn(
-          "proxy for port {}: {} check failed ({} of {}): {}",
-          port(),
-          control ? "control" : "upstream",
-          n,
-          limit,
-          what);
-      if (n < limit) {
-        return false;
-      }
-      pid = record.pid();
+  /**
+   * Whether the proxy is running; an adopted one found gone on the way is handled as an exit (no
+   * health round for it).
+   */
+  synchronized boolean runningAndAlive() {
+    if (state != State.RUNNING) {
+      return false;
     }
-    sup.stats().healthRestarts.incrementAndGet();
-    LOG.error("proxy for port {} is unhealthy; killing pid {} so it restarts", port(), pid);
-    sup.processes().signal(pid, true);
+    if (child.isEmpty() && !sup.processes().alive(record.pid(), record.startTicks())) {
+      exited(generation, -1);
+      return false;
+    }
     return true;
+  }
+
+  /** The pid while running; empty otherwise. */
+  synchronized OptionalLong runningPid() {
+    return state == State.RUNNING ? OptionalLong.of(record.pid()) : OptionalLong.empty();
   }
 
   /** Polls an adopted (non-child) process; children report their exit themselves. */
@@ -450,25 +382,22 @@ final class Supervised {
       pid = record.pid();
       ticks = record.startTicks();
     }
-    if (sup.processes().alive(pid, ticks)) {
-      sup.processes().signal(pid, false);
-      long deadline = System.nanoTime() + sup.config().stopTimeout().toNanos();
-      while (System.nanoTime() < deadline && sup.processes().alive(pid, ticks)) {
-        sleep(Duration.ofMillis(20));
-      }
-      if (sup.processes().alive(pid, ticks)) {
-        LOG.warn(
-            "proxy pid {} ignored SIGTERM for {} ms; killing it",
-            pid,
-            sup.config().stopTimeout().toMillis());
-        sup.processes().signal(pid, true);
-      }
+    if (sup.processes().terminate(pid, ticks, sup.config().stopTimeout())) {
+      LOG.warn(
+          "proxy pid {} ignored SIGTERM for {} ms; killed it",
+          pid,
+          sup.config().stopTimeout().toMillis());
     }
     synchronized (this) {
       state = State.DOWN;
       record = record.withProcess(0, 0, record.cgroup());
     }
     sup.stats().stopped.incrementAndGet();
+  }
+
+  /** The proxy's group, as last placed (or as its record names it). */
+  synchronized Placement placement() {
+    return placement;
   }
 
   /** Removes the proxy's files and cgroup once it is stopped and forgotten. */
@@ -505,28 +434,7 @@ final class Supervised {
       running = state == State.RUNNING;
       r = record;
     }
-    java.util.Map<String, Object> counters = java.util.Map.of();
-    if (running) {
-      try {
-        if (io.efscsi.supervisor.state.Json.parse(
-                ControlClient.ask(controlSocket(), "status", timeout))
-            instanceof java.util.Map<?, ?> m) {
-          java.util.Map<String, Object> c = new java.util.LinkedHashMap<>();
-          m.forEach((k, v) -> c.put(k.toString(), v));
-          counters = c;
-        }
-      } catch (IOException | IllegalArgumentException e) {
-        LOG.debug("proxy for port {} gave no status: {}", r.port(), e.getMessage());
-      }
-    }
-    return new ProxyUsage(
-        r.key(),
-        r.port(),
-        p.describe(),
-        p.memoryCurrent(),
-        p.memoryPeak(),
-        p.memoryLimit(),
-        counters);
+    return ProxyUsage.ask(r.key(), r.port(), p, running ? controlSocket() : null, timeout);
   }
 
   synchronized ProxyStatus status() {
@@ -541,7 +449,7 @@ final class Supervised {
         oomKills,
         lastExit,
         crashLooping,
-        upstreamHealthy,
+        health.upstreamHealthy(),
         state == State.RUNNING ? Optional.ofNullable(startedAt) : Optional.empty());
   }
 

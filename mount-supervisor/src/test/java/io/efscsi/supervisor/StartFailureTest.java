@@ -32,6 +32,35 @@ class StartFailureTest {
 
   @TempDir Path state;
 
+  /** A launcher whose every proxy exits at once with code 1. */
+  static final ProxyLauncher EXITING =
+      (config, log, placement) -> {
+        ExitedProcess p = new ExitedProcess(1);
+        return new ProxyLauncher.Started(p.pid(), Optional.of(p));
+      };
+
+  /**
+   * A supervisor of {@code state} on ports 20049-20060 whose proxies all exit at once ({@link
+   * #EXITING}), with nothing unmounted and every port bindable.
+   */
+  static ProxySupervisor exiting(
+      Path state,
+      io.efscsi.supervisor.cgroup.CgroupPlacer placer,
+      ProcessTable processes,
+      io.efscsi.supervisor.mounts.MountTable mounts)
+      throws java.io.IOException {
+    return new ProxySupervisor(
+        SupervisorConfig.defaults(state).withPorts(20049, 20060),
+        placer,
+        EXITING,
+        processes,
+        mounts,
+        mountPoint -> {},
+        port -> true,
+        Clock.systemUTC(),
+        new ProxySupervisor.Listener() {});
+  }
+
   /** A process table in which no process is alive (the launched ones have exited). */
   static final ProcessTable NO_PROCESSES =
       new ProcessTable() {

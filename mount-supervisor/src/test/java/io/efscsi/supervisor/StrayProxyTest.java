@@ -4,18 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
-import io.efscsi.supervisor.cgroup.Limits;
 import io.efscsi.supervisor.cgroup.Placement;
 import io.efscsi.supervisor.process.ProcessTable;
-import io.efscsi.supervisor.process.ProxyLauncher;
 import io.efscsi.supervisor.state.ProxyRecord;
 import io.efscsi.supervisor.state.StateStore;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -38,54 +34,10 @@ class StrayProxyTest {
   final List<String> placedAt = new ArrayList<>();
 
   final Placement group =
-      new Placement() {
-        @Override
-        public String describe() {
-          return "test:efs-csi/proxy-20050";
-        }
-
-        @Override
-        public List<String> wrap(List<String> command) {
-          return command;
-        }
-
-        @Override
-        public Map<String, String> environment() {
-          return Map.of();
-        }
-
-        @Override
-        public long oomKills() {
-          return 0;
-        }
-
-        @Override
-        public List<Long> pids() {
-          return List.copyOf(inGroup);
-        }
-
-        @Override
-        public void remove() {}
-      };
+      FakeGroups.group("test:efs-csi/proxy-20050", () -> List.copyOf(inGroup), () -> {});
 
   final CgroupPlacer placer =
-      new CgroupPlacer() {
-        @Override
-        public String kind() {
-          return "test";
-        }
-
-        @Override
-        public Placement place(String name, Limits limits) {
-          placedAt.add(name + " with " + inGroup);
-          return group;
-        }
-
-        @Override
-        public Placement existing(String described) {
-          return group;
-        }
-      };
+      FakeGroups.placer(d -> group, name -> placedAt.add(name + " with " + inGroup));
 
   final ProcessTable processes =
       new ProcessTable() {
@@ -121,22 +73,7 @@ class StrayProxyTest {
                 Set.of("/staging/a"),
                 0,
                 1));
-    ProxyLauncher launcher =
-        (config, log, placement) -> {
-          StartFailureTest.ExitedProcess p = new StartFailureTest.ExitedProcess(1);
-          return new ProxyLauncher.Started(p.pid(), Optional.of(p));
-        };
-    try (ProxySupervisor sup =
-        new ProxySupervisor(
-            SupervisorConfig.defaults(state).withPorts(20049, 20060),
-            placer,
-            launcher,
-            processes,
-            List::of,
-            mountPoint -> {},
-            port -> true,
-            Clock.systemUTC(),
-            new ProxySupervisor.Listener() {})) {
+    try (ProxySupervisor sup = StartFailureTest.exiting(state, placer, processes, List::of)) {
       sup.start();
       assertEquals(List.of("4242 KILL"), signals, "the stray is killed");
       assertTrue(

@@ -1,5 +1,6 @@
 package io.efscsi.supervisor.process;
 
+import java.time.Duration;
 import java.util.OptionalLong;
 
 /** The host's processes as far as supervision needs them: identity and signals. */
@@ -22,4 +23,29 @@ public interface ProcessTable {
 
   /** Sends SIGTERM ({@code force} false) or SIGKILL to a process. */
   void signal(long pid, boolean force);
+
+  /**
+   * SIGTERM, then SIGKILL when the process is still there after {@code grace}; returns whether it
+   * had to be killed. Nothing happens to a process that is gone or whose start time differs.
+   */
+  default boolean terminate(long pid, long startTicks, Duration grace) {
+    if (!alive(pid, startTicks)) {
+      return false;
+    }
+    signal(pid, false);
+    long deadline = System.nanoTime() + grace.toNanos();
+    while (System.nanoTime() < deadline && alive(pid, startTicks)) {
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    if (!alive(pid, startTicks)) {
+      return false;
+    }
+    signal(pid, true);
+    return true;
+  }
 }
