@@ -2,14 +2,10 @@ package io.efscsi.emulator;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.efscsi.emulator.EfsState.AccessPoint;
 import io.efscsi.emulator.EfsState.EfsError;
-import io.efscsi.emulator.EfsState.FileSystem;
-import io.efscsi.emulator.EfsState.MountTarget;
 import io.efscsi.emulator.EfsState.PosixUser;
 import io.efscsi.emulator.EfsState.RootDirectory;
 import java.io.IOException;
@@ -42,15 +38,14 @@ import java.util.regex.Pattern;
 public final class EfsEmulator implements AutoCloseable {
 
   public static final String DEFAULT_ACCOUNT = "111122223333";
-  private static final String API = "/2015-02-01/";
   private static final Pattern ACCESS_KEY = Pattern.compile("Credential=([^/,\\s]+)/");
-  private static final Pattern AP_PATH = Pattern.compile(API + "access-points/([^/?]+)");
 
   private final ObjectMapper json = new ObjectMapper();
   private final HttpServer server;
   private final ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
   private final EfsState state = new EfsState();
   private final EfsState s3filesState = new EfsState();
+  private final EfsApi efsApi = new EfsApi(state, this);
   private final S3FilesApi s3files = new S3FilesApi(s3filesState, this);
   private final Faults faults = new Faults();
   private final Map<String, LongAdder> calls = new ConcurrentHashMap<>();
@@ -122,7 +117,7 @@ public final class EfsEmulator implements AutoCloseable {
   /** The S3 Files access point as stored (EFS-shaped map), or empty. */
   public synchronized Optional<Map<String, Object>> s3filesAccessPoint(String id) {
     try {
-      return Optional.of(toMap(s3filesState.accessPoint(DEFAULT_ACCOUNT, id)));
+      return Optional.of(EfsApi.toMap(s3filesState.accessPoint(DEFAULT_ACCOUNT, id)));
     } catch (EfsError e) {
       return Optional.empty();
     }
@@ -158,7 +153,7 @@ public final class EfsEmulator implements AutoCloseable {
   public synchronized Optional<Map<String, Object>> accessPoint(String id) {
     for (String account : accountsWithFileSystems()) {
       try {
-        return Optional.of(toMap(state.accessPoint(account, id)));
+        return Optional.of(EfsApi.toMap(state.accessPoint(account, id)));
       } catch (EfsError e) {
         // not in this account
       }
@@ -236,7 +231,7 @@ public final class EfsEmulator implements AutoCloseable {
       String path = ex.getRequestURI().getRawPath();
       String method = ex.getRequestMethod();
       String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-      if (path.startsWith(API)) {
+      if (path.startsWith(EfsApi.API)) {
         efs(ex, method, path, body);
       } else if (S3FilesApi.handles(path)) {
         s3files(ex, method, path, body);
@@ -251,22 +246,14 @@ public final class EfsEmulator implements AutoCloseable {
   }
 
   private void efs(HttpExchange ex, String method, String path, String body) throws IOException {
-    String action = action(method, path);
+    String action = EfsApi.action(method, path);
     calls.computeIfAbsent(action, k -> new LongAdder()).increment();
     try {
       faults.apply();
       String account = account(ex);
       Map<String, String> q =
           form(Optional.ofNullable(ex.getRequestURI().getRawQuery()).orElse(""));
-      JsonNode out =
-          switch (action) {
-            case "CreateAccessPoint" -> createAccessPoint(account, json.readTree(body));
-            case "DescribeAccessPoints" -> describeAccessPoints(account, q);
-            case "DeleteAccessPoint" -> deleteAccessPoint(account, path);
-            case "DescribeFileSystems" -> describeFileSystems(account, q);
-            case "DescribeMountTargets" -> describeMountTargets(account, q);
-            default -> throw new EfsError(400, "BadRequest", "unsupported " + method + " " + path);
-          };
+      JsonNode out = efsApi.handle(action, account, path, q, body);
       if (out == null) {
         ex.getResponseHeaders().add("x-amzn-RequestId", UUID.randomUUID().toString());
         ex.sendResponseHeaders(204, -1);
@@ -310,161 +297,6 @@ public final class EfsEmulator implements AutoCloseable {
       ex.getResponseHeaders().add("x-amzn-ErrorType", code);
       send(ex, e.status, "application/json", json.writeValueAsString(err));
     }
-  }
-
-  private static String action(String method, String path) {
-    String rest = path.substring(API.length());
-    return switch (method
-        + " "
-        + (rest.contains("/") ? rest.substring(0, rest.indexOf('/')) : rest)) {
-      case "POST access-points" -> "CreateAccessPoint";
-      case "GET access-points" -> "DescribeAccessPoints";
-      case "DELETE access-points" -> "DeleteAccessPoint";
-      case "GET file-systems" -> "DescribeFileSystems";
-      case "GET mount-targets" -> "DescribeMountTargets";
-      default -> method + " " + rest;
-    };
-  }
-
-  private JsonNode createAccessPoint(String account, JsonNode req) {
-    JsonNode pu = req.path("PosixUser");
-    PosixUser user =
-        pu.isMissingNode() ? null : new PosixUser(pu.path("Uid").asLong(), pu.path("Gid").asLong());
-    JsonNode rd = req.path("RootDirectory");
-    JsonNode ci = rd.path("CreationInfo");
-    String path = rd.path("Path").asText("/");
-    if (!ci.isMissingNode() && !ci.hasNonNull("Permissions")) {
-      throw new EfsError(400, "BadRequest", "CreationInfo.Permissions is required");
-    }
-    if (path.length() > 100) {
-      throw new EfsError(400, "BadRequest", "Path exceeds 100 characters: " + path);
-    }
-    RootDirectory dir =
-        new RootDirectory(
-            path,
-            ci.path("OwnerUid").asLong(-1),
-            ci.path("OwnerGid").asLong(-1),
-            ci.path("Permissions").asText(""));
-    Map<String, String> tags = new LinkedHashMap<>();
-    req.path("Tags").forEach(t -> tags.put(t.path("Key").asText(), t.path("Value").asText()));
-    String token = req.path("ClientToken").asText();
-    String fsId = req.path("FileSystemId").asText();
-    synchronized (this) {
-      return describe(state.create(account, token, fsId, user, dir, tags));
-    }
-  }
-
-  private JsonNode describeAccessPoints(String account, Map<String, String> q) {
-    int max = Integer.parseInt(q.getOrDefault("MaxResults", "100"));
-    ObjectNode out = json.createObjectNode();
-    ArrayNode list = out.putArray("AccessPoints");
-    synchronized (this) {
-      if (q.containsKey("AccessPointId")) {
-        list.add(describe(state.accessPoint(account, q.get("AccessPointId"))));
-        return out;
-      }
-      String fsId = q.get("FileSystemId");
-      if (fsId == null) {
-        throw new EfsError(400, "BadRequest", "FileSystemId or AccessPointId is required");
-      }
-      EfsState.Page page =
-          state.page(account, fsId, Optional.ofNullable(q.get("NextToken")), Math.min(max, 1000));
-      page.items().forEach(ap -> list.add(describe(ap)));
-      page.next().ifPresent(n -> out.put("NextToken", n));
-    }
-    return out;
-  }
-
-  private JsonNode deleteAccessPoint(String account, String path) {
-    Matcher m = AP_PATH.matcher(path);
-    if (!m.matches()) {
-      throw new EfsError(400, "BadRequest", "no access point id in " + path);
-    }
-    synchronized (this) {
-      state.delete(account, URLDecoder.decode(m.group(1), StandardCharsets.UTF_8));
-    }
-    return null;
-  }
-
-  private synchronized JsonNode describeFileSystems(String account, Map<String, String> q) {
-    ObjectNode out = json.createObjectNode();
-    ArrayNode list = out.putArray("FileSystems");
-    String id = q.get("FileSystemId");
-    for (FileSystem fs :
-        id == null
-            ? state.fileSystems(account)
-            : java.util.List.of(state.fileSystem(account, id))) {
-      ObjectNode f =
-          list.addObject()
-              .put("OwnerId", fs.account)
-              .put("CreationToken", fs.id)
-              .put("FileSystemId", fs.id)
-              .put("CreationTime", 1_767_225_600)
-              .put("LifeCycleState", "available")
-              .put("NumberOfMountTargets", fs.mountTargets.size())
-              .put("PerformanceMode", "generalPurpose")
-              .put("ThroughputMode", "elastic")
-              .put("Encrypted", true);
-      f.putObject("SizeInBytes").put("Value", 6144);
-      f.putArray("Tags");
-      fs.oneZoneAz.ifPresent(
-          az -> f.put("AvailabilityZoneName", az).put("AvailabilityZoneId", az + "-id"));
-    }
-    return out;
-  }
-
-  private synchronized JsonNode describeMountTargets(String account, Map<String, String> q) {
-    ObjectNode out = json.createObjectNode();
-    ArrayNode list = out.putArray("MountTargets");
-    FileSystem fs = state.fileSystem(account, q.getOrDefault("FileSystemId", ""));
-    for (MountTarget mt : fs.mountTargets) {
-      list.addObject()
-          .put("OwnerId", fs.account)
-          .put("MountTargetId", mt.id())
-          .put("FileSystemId", fs.id)
-          .put("SubnetId", "subnet-" + mt.id().substring(5, 13))
-          .put("LifeCycleState", "available")
-          .put("IpAddress", mt.ip())
-          .put("AvailabilityZoneName", mt.az())
-          .put("AvailabilityZoneId", mt.az() + "-id");
-    }
-    return out;
-  }
-
-  private ObjectNode describe(AccessPoint ap) {
-    return json.valueToTree(toMap(ap));
-  }
-
-  private static Map<String, Object> toMap(AccessPoint ap) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put("ClientToken", ap.clientToken());
-    m.put(
-        "Tags",
-        ap.tags().entrySet().stream()
-            .map(e -> Map.of("Key", e.getKey(), "Value", e.getValue()))
-            .toList());
-    m.put("AccessPointId", ap.id());
-    m.put(
-        "AccessPointArn",
-        "arn:aws:elasticfilesystem:us-east-1:" + ap.account() + ":access-point/" + ap.id());
-    m.put("FileSystemId", ap.fileSystemId());
-    if (ap.posixUser() != null) {
-      m.put("PosixUser", Map.of("Uid", ap.posixUser().uid(), "Gid", ap.posixUser().gid()));
-    }
-    Map<String, Object> root = new LinkedHashMap<>();
-    root.put("Path", ap.root().path());
-    if (ap.root().ownerUid() >= 0) {
-      root.put(
-          "CreationInfo",
-          Map.of(
-              "OwnerUid", ap.root().ownerUid(),
-              "OwnerGid", ap.root().ownerGid(),
-              "Permissions", ap.root().permissions()));
-    }
-    m.put("RootDirectory", root);
-    m.put("OwnerId", ap.account());
-    m.put("LifeCycleState", "available");
-    return m;
   }
 
   private String account(HttpExchange ex) {

@@ -106,7 +106,7 @@ class NodeCrashIT {
   }
 
   PackagedDriver startPlugin() throws Exception {
-    return NodeIT.startPlugin(
+    return NodePlugins.startPlugin(
         tmp,
         "crash",
         ports,
@@ -180,7 +180,7 @@ class NodeCrashIT {
     }
     assertTrue(model.staged().isEmpty() && model.published().isEmpty(), "torn down");
     facts.assertMatches(model, Duration.ofSeconds(10), "the end", node::logText);
-    assertEquals(List.of(), NodeIT.mountsUnder(tmp), "no mount left");
+    assertEquals(List.of(), NodePlugins.mountsUnder(tmp), "no mount left");
     System.out.printf(
         Locale.ROOT,
         "NodeCrashIT: seed %d: %d sequences, %d calls, %d kill -9 of the plugin (%d mid-call,"
@@ -324,7 +324,7 @@ class NodeCrashIT {
     String id = NodeFacts.volumeId(call.volume());
     String staging = facts.staging(call.volume()).toString();
     VolumeCapability cap =
-        NodeIT.mountCap(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER);
+        NodePlugins.mountCap(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER);
     switch (call.kind()) {
       case STAGE ->
           n.nodeStageVolume(

@@ -128,7 +128,7 @@ final class NodeFacts {
   }
 
   boolean isMounted(Path p) throws Exception {
-    return NodeIT.mountsUnder(tmp).stream().anyMatch(m -> m.mountPoint().equals(p.toString()));
+    return NodePlugins.mountsUnder(tmp).stream().anyMatch(m -> m.mountPoint().equals(p.toString()));
   }
 
   /** How far a stage or unstage of a volume got: its proxy's record, its process, its mount. */
@@ -181,7 +181,7 @@ final class NodeFacts {
           target((int) (key / NodeCrashIT.PODS), (int) (key % NodeCrashIT.PODS)).toString());
     }
     List<String> mounted =
-        NodeIT.mountsUnder(tmp).stream().map(MountInfo::mountPoint).sorted().toList();
+        NodePlugins.mountsUnder(tmp).stream().map(MountInfo::mountPoint).sorted().toList();
     if (!mounted.equals(expected.stream().sorted().toList())) {
       wrong.add("mounts " + mounted + " where " + expected.stream().sorted().toList());
     }

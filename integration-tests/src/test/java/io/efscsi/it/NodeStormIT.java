@@ -48,7 +48,7 @@ class NodeStormIT {
   void start() throws Exception {
     lab = new NfsLab(Files.createTempDirectory("efscsi-storm-lab"), 1);
     tmp = Files.createTempDirectory("efscsi-storm");
-    node = NodeIT.startPlugin(tmp, "storm", SupervisorIT.freeRange(VOLUMES + 8), lab.nfsPort);
+    node = NodePlugins.startPlugin(tmp, "storm", SupervisorIT.freeRange(VOLUMES + 8), lab.nfsPort);
   }
 
   @AfterEach
@@ -128,7 +128,7 @@ class NodeStormIT {
   void twoHundredPublishesOfTwentyVolumesAtOnceGetOneProxyAndOneMountEach() throws Exception {
     NodeGrpc.NodeBlockingStub n = node.node();
     VolumeCapability cap =
-        NodeIT.mountCap(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER);
+        NodePlugins.mountCap(VolumeCapability.AccessMode.Mode.MULTI_NODE_MULTI_WRITER);
     List<Callable<Void>> up = new ArrayList<>();
     for (int v = 0; v < VOLUMES; v++) {
       String id = volume(v);
@@ -170,7 +170,7 @@ class NodeStormIT {
     }
     assertEquals(
         VOLUMES + VOLUMES * PODS_PER_VOLUME,
-        NodeIT.mountsUnder(tmp).size(),
+        NodePlugins.mountsUnder(tmp).size(),
         "20 staging mounts and 200 bind mounts");
     for (int v = 0; v < VOLUMES; v++) {
       Files.writeString(target(v, 0).resolve("from-pod-0"), volume(v));
@@ -210,7 +210,7 @@ class NodeStormIT {
     }
     long[] unstageTimes = storm(unstage);
 
-    assertEquals(List.of(), NodeIT.mountsUnder(tmp), "no mount left");
+    assertEquals(List.of(), NodePlugins.mountsUnder(tmp), "no mount left");
     try (Stream<Path> records = Files.list(tmp.resolve("state/proxies"))) {
       assertTrue(records.noneMatch(p -> p.toString().endsWith(".json")), "no proxy record left");
     }

@@ -71,7 +71,7 @@ class S3FilesNodeIT {
   void startNode() throws Exception {
     tmp = Files.createTempDirectory("efscsi-s3files-node");
     node =
-        NodeIT.startPlugin(
+        NodePlugins.startPlugin(
             tmp,
             "s3files",
             SupervisorIT.freeRange(4),
@@ -85,11 +85,11 @@ class S3FilesNodeIT {
 
   @AfterEach
   void cleanUp() throws Exception {
-    NodeIT.cleanUp(node, tmp);
+    NodePlugins.cleanUp(node, tmp);
   }
 
   VolumeCapability cap() {
-    return NodeIT.mountCap(
+    return NodePlugins.mountCap(
         Mode.MULTI_NODE_MULTI_WRITER, "cafile=" + lab.dir.resolve("s3files.crt"));
   }
 
@@ -167,7 +167,8 @@ class S3FilesNodeIT {
     Path pod2 = tmp.resolve("kubelet/pods/b/volumes/kubernetes.io~csi/s3-dynamic/mount");
     n.nodePublishVolume(publish(staticId, staging1, pod1));
     n.nodePublishVolume(publish(dynamicId, staging2, pod2));
-    List<String> published = NodeIT.mountsUnder(tmp).stream().map(MountInfo::mountPoint).toList();
+    List<String> published =
+        NodePlugins.mountsUnder(tmp).stream().map(MountInfo::mountPoint).toList();
     assertTrue(
         published.contains(pod1.toString()) && published.contains(pod2.toString()), "" + published);
 
@@ -212,7 +213,7 @@ class S3FilesNodeIT {
             .setStagingTargetPath(staging2.toString())
             .build());
     assertEquals(List.of(), records(), "the proxies go with their volumes");
-    assertEquals(List.of(), NodeIT.mountsUnder(tmp));
+    assertEquals(List.of(), NodePlugins.mountsUnder(tmp));
   }
 
   @Test
@@ -238,7 +239,7 @@ class S3FilesNodeIT {
                 n.nodeStageVolume(
                     stage("s3files:" + FS, staging).toBuilder()
                         .setVolumeCapability(
-                            NodeIT.mountCap(Mode.MULTI_NODE_MULTI_WRITER, "stunnel"))
+                            NodePlugins.mountCap(Mode.MULTI_NODE_MULTI_WRITER, "stunnel"))
                         .build()));
     assertEquals(
         "stunnel mount option is not supported by S3 Files file system.",
