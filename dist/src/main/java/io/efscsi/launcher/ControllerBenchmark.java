@@ -5,12 +5,8 @@ import io.efscsi.common.grpc.Endpoint;
 import io.efscsi.csi.v1.ControllerGrpc;
 import io.efscsi.csi.v1.CreateVolumeRequest;
 import io.efscsi.csi.v1.DeleteVolumeRequest;
-import io.efscsi.csi.v1.IdentityGrpc;
-import io.efscsi.csi.v1.ProbeRequest;
 import io.efscsi.emulator.EfsEmulator;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -42,18 +37,25 @@ final class ControllerBenchmark {
     Path home = Path.of(System.getProperty("efscsi.home", "."));
     Path tmp = Files.createTempDirectory("efs-csi-bench-");
     Path socket = tmp.resolve("controller.sock");
-    int httpPort;
-    try (ServerSocket s = new ServerSocket(0)) {
-      httpPort = s.getLocalPort();
-    }
+    int httpPort = PackagedPlugin.freePort();
     try (EfsEmulator efs = EfsEmulator.start()) {
       String fs = efs.createFileSystem();
       for (int i = 0; i < 1000; i++) {
         efs.seedAccessPoint(fs, 50_000 + 2L * i, 50_000 + 2L * i, "/seed-" + i);
       }
-      Process controller = startController(home, tmp, socket, httpPort, efs);
+      Path log = tmp.resolve("controller.log");
+      Process controller =
+          PackagedPlugin.start(
+              home,
+              "controller",
+              List.of(
+                  "--endpoint=unix://" + socket,
+                  "--http-endpoint=127.0.0.1:" + httpPort,
+                  "--region=" + DemoDriver.REGION),
+              withHeap(PackagedPlugin.emulatorEnv(efs)),
+              log);
       try (CsiChannels.Client client = CsiChannels.open(new Endpoint.Unix(socket))) {
-        awaitReady(client, controller, tmp);
+        PackagedPlugin.awaitReady(client, controller, log);
         var stub = ControllerGrpc.newBlockingStub(client.channel());
         efs.resetCalls();
         long[] create = new long[volumes];
@@ -129,51 +131,10 @@ final class ControllerBenchmark {
         .build();
   }
 
-  private static Process startController(
-      Path home, Path tmp, Path socket, int httpPort, EfsEmulator efs) throws IOException {
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            home.resolve("bin/efs-csi").toString(),
-            "controller",
-            "--endpoint=unix://" + socket,
-            "--http-endpoint=127.0.0.1:" + httpPort,
-            "--region=us-east-1");
-    Map<String, String> env = new HashMap<>(System.getenv());
-    env.keySet().removeIf(k -> k.startsWith("AWS_"));
-    env.put("AWS_ENDPOINT_URL_EFS", efs.endpoint().toString());
-    env.put("AWS_ENDPOINT_URL_STS", efs.endpoint().toString());
-    env.put("AWS_ACCESS_KEY_ID", "AKIDEFSCSIBENCH");
-    env.put("AWS_SECRET_ACCESS_KEY", "bench-not-a-secret");
-    env.put("AWS_EC2_METADATA_DISABLED", "true");
-    env.put("EFS_CSI_JAVA_OPTS", "-Xmx128m");
-    pb.environment().clear();
-    pb.environment().putAll(env);
-    pb.redirectErrorStream(true);
-    pb.redirectOutput(tmp.resolve("controller.log").toFile());
-    return pb.start();
-  }
-
-  private static void awaitReady(CsiChannels.Client client, Process p, Path tmp) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (System.nanoTime() < deadline) {
-      if (!p.isAlive()) {
-        throw new IllegalStateException(
-            "controller exited: " + Files.readString(tmp.resolve("controller.log")));
-      }
-      try {
-        if (IdentityGrpc.newBlockingStub(client.channel())
-            .withDeadlineAfter(2, TimeUnit.SECONDS)
-            .probe(ProbeRequest.getDefaultInstance())
-            .getReady()
-            .getValue()) {
-          return;
-        }
-      } catch (RuntimeException notYet) {
-        // socket not there yet
-      }
-      Thread.sleep(50);
-    }
-    throw new IllegalStateException("controller not ready after 30 s");
+  private static Map<String, String> withHeap(Map<String, String> env) {
+    Map<String, String> out = new java.util.HashMap<>(env);
+    out.put("EFS_CSI_JAVA_OPTS", "-Xmx128m");
+    return out;
   }
 
   /** Full GC in the controller (jcmd), then its heap in use from /metrics, in MiB. */

@@ -2,7 +2,6 @@ package io.efscsi.launcher;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.FileAppender;
 import java.nio.file.Path;
@@ -28,18 +27,12 @@ final class Logging {
   /** Every log line to {@code file} (truncated first) instead of stderr. */
   static void toFile(Path file) {
     LoggerContext ctx = (LoggerContext) LoggerFactory.getILoggerFactory();
-    PatternLayoutEncoder encoder = new PatternLayoutEncoder();
-    encoder.setContext(ctx);
-    encoder.setPattern(
-        "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level %logger{0} [%thread]%replace( %mdc){' $',''}"
-            + " - %msg%n");
-    encoder.start();
     FileAppender<ILoggingEvent> appender = new FileAppender<>();
     appender.setContext(ctx);
     appender.setName("DEMO");
     appender.setFile(file.toString());
     appender.setAppend(false);
-    appender.setEncoder(encoder);
+    appender.setEncoder(LogConfigurator.encoder(ctx));
     appender.start();
     ch.qos.logback.classic.Logger root = ctx.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     root.detachAndStopAllAppenders();

@@ -68,7 +68,7 @@ public final class Main {
         case "node" -> serve(Mode.NODE, flagSet.parse(rest), env, out, err);
         case "all" -> serve(Mode.ALL, flagSet.parse(rest), env, out, err);
         case "demo" -> Demo.run(rest, out, err);
-        case "aot-training" -> AotTraining.run(err);
+        case "aot-training" -> AotTraining.run(rest, err);
         case "benchmark-controller" -> benchmark(rest, out, err);
         case "status" -> {
           Logging.quiet();

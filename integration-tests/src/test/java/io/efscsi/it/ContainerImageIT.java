@@ -217,7 +217,9 @@ class ContainerImageIT {
               "-c",
               "test -S /tmp/csi/csi.sock && exec 3<>/dev/tcp/127.0.0.1/9909"
                   + " && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3");
-    } while (health.exit() != 0 && System.nanoTime() < deadline);
+      // ready once its AWS clients are built, which may come just after the socket: asked again
+    } while ((health.exit() != 0 || !health.output().startsWith("HTTP/1.1 200"))
+        && System.nanoTime() < deadline);
     String logs = run(30, "docker", "logs", id).output();
     assertEquals(0, health.exit(), health.output() + "\n" + logs);
     assertTrue(health.output().startsWith("HTTP/1.1 200"), health.output() + "\n" + logs);
@@ -228,8 +230,10 @@ class ContainerImageIT {
 
   @Test
   void theDriverAndTheControllerRunAgainstTheEmulatorInTheImage() throws Exception {
-    // the AOT training run (the demo itself needs root, mounts and nfs-ganesha: not in the image)
-    String out = ok(300, "docker", "run", "--rm", IMAGE, "aot-training");
+    // the controller's AOT training run: the packaged controller as its own process, provisioning
+    // through its SDK client against the emulator (the demo needs root, mounts and nfs-ganesha)
+    String out =
+        ok(300, "docker", "run", "--rm", IMAGE, "aot-training", "controller", "/tmp/check.conf");
     assertTrue(!out.contains("Exception"), out);
   }
 
@@ -237,7 +241,7 @@ class ContainerImageIT {
   void theNodePluginsToolsAndBothAotCachesAreInTheImage() throws Exception {
     shell(
         "for c in mount mount.nfs4 umount realpath rm stat sh; do command -v $c || exit 1; done"
-            + " && test -s /opt/efs-csi/lib/efs-csi.aot"
+            + " && test -s /opt/efs-csi/lib/efs-csi-node.aot -a -s /opt/efs-csi/lib/efs-csi-controller.aot"
             + " && test -s /opt/efs-csi/lib/proxy/proxy.aot");
   }
 

@@ -33,7 +33,8 @@ public final class AwsMountTargetLookup implements MountTargetLookup, AutoClosea
       Set.of(
           "AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnauthorizedAccess");
 
-  private final SdkHttpClient http = UrlConnectionHttpClient.create();
+  // made at the first lookup: a node whose volumes all name their mount target never loads it
+  private SdkHttpClient http;
   private final Map<String, EfsClient> efs = new ConcurrentHashMap<>();
   private final Map<String, Ec2Client> ec2 = new ConcurrentHashMap<>();
 
@@ -41,7 +42,7 @@ public final class AwsMountTargetLookup implements MountTargetLookup, AutoClosea
   public List<MountTargetDescription> mountTargets(String region, String fileSystemId) {
     EfsClient client =
         efs.computeIfAbsent(
-            region, r -> EfsClient.builder().region(Region.of(r)).httpClient(http).build());
+            region, r -> EfsClient.builder().region(Region.of(r)).httpClient(http()).build());
     List<MountTargetDescription> out = new ArrayList<>();
     String marker = null;
     try {
@@ -74,7 +75,7 @@ public final class AwsMountTargetLookup implements MountTargetLookup, AutoClosea
   public Optional<String> availabilityZoneId(String region, String availabilityZoneName) {
     Ec2Client client =
         ec2.computeIfAbsent(
-            region, r -> Ec2Client.builder().region(Region.of(r)).httpClient(http).build());
+            region, r -> Ec2Client.builder().region(Region.of(r)).httpClient(http()).build());
     try {
       DescribeAvailabilityZonesResponse zones =
           client.describeAvailabilityZones(b -> b.zoneNames(availabilityZoneName));
@@ -124,10 +125,21 @@ public final class AwsMountTargetLookup implements MountTargetLookup, AutoClosea
         e);
   }
 
+  private synchronized SdkHttpClient http() {
+    if (http == null) {
+      http = UrlConnectionHttpClient.create();
+    }
+    return http;
+  }
+
   @Override
   public void close() {
     efs.values().forEach(EfsClient::close);
     ec2.values().forEach(Ec2Client::close);
-    http.close();
+    synchronized (this) {
+      if (http != null) {
+        http.close();
+      }
+    }
   }
 }
