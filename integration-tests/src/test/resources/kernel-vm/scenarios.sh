@@ -1084,7 +1084,9 @@ demo_field() {
 }
 
 scenario_11() {
-  local t0 rc=0
+  local t0 rc=0 pid alive=0
+  # proxies other scenarios may have left are not the demo's: counted before, compared after
+  fact proxies_before "$(pgrep -f io.efscsi.proxy.ProxyMain | wc -l)"
   t0=$(now_ms)
   # the same script and flags `scripts/demo --vm` runs inside its VM (REPO: the distribution's tree)
   bash "$(cd "$DIST/../../.." && pwd)/scripts/demo-vm" guest --log "$OUT/s11-driver.log" \
@@ -1105,6 +1107,11 @@ scenario_11() {
   # what the demo leaves: nothing
   fact demo_mounts_after "$(grep -c 'efs-csi-demo-' /proc/self/mountinfo || true)"
   fact proxies_after "$(pgrep -f io.efscsi.proxy.ProxyMain | wc -l)"
+  # the demo's two proxies: "killed  pid N with SIGKILL …" and "back  pid M on the same port …"
+  for pid in $({ demo_field killed; demo_field back; } | sed -n 's/^pid \([0-9]*\) .*/\1/p'); do
+    [ -d "/proc/$pid" ] && alive=$((alive + 1))
+  done
+  fact demo_proxies_alive_after "$alive"
   fact ganesha_after "$(pgrep -f 'efs-csi-demo-.*ganesha' | wc -l)"
   fact cgroups_after "$(find /sys/fs/cgroup -maxdepth 2 -name 'efs-csi-demo-*' | wc -l)"
   fact tmp_after "$(find /run/efs-csi-demo-vm -mindepth 1 2>/dev/null | wc -l)"

@@ -525,7 +525,13 @@ class KernelReliabilityIT {
     f.that(f.get("demo_proxy_after_unstage").endsWith(" gone"), "NodeUnstage ended the proxy");
     f.eq("demo_cgroup_after_unstage", "gone");
     f.eq("demo_state_record", "gone");
-    f.zeros("demo_mounts_after", "proxies_after", "ganesha_after", "cgroups_after", "tmp_after");
+    f.eq("proxies_after", f.get("proxies_before"));
+    f.zeros(
+        "demo_proxies_alive_after",
+        "demo_mounts_after",
+        "ganesha_after",
+        "cgroups_after",
+        "tmp_after");
     figure(
         "11. the demo as scripts/demo --vm runs it (bin/efs-csi demo, kernel client)",
         ("the volume's life through the driver with the real mount.nfs4: %s; the proxy killed with"
