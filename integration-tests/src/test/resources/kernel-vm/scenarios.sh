@@ -5,7 +5,8 @@
 # $OUT/<scenario>.log; the test does the judging, this script only acts and observes.
 #
 # Scenarios 1, 3, 7 and 10 drive the packaged node plugin (bin/efs-csi node) through io.efscsi.it.
-# CsiClient; 2, 4, 5 and 6 drive the plugin's ProxySupervisor in io.efscsi.it.SupervisorHost.
+# CsiClient; 2, 4, 5 and 6 drive the plugin's ProxySupervisor in io.efscsi.it.SupervisorHost; 11
+# runs the demo (bin/efs-csi demo) as scripts/demo --vm does.
 # Environment (set by the run script KernelVm writes): OUT, SHARED (certificates), JAVA, CP (test
 # classes, for SupervisorHost and CsiClient), DIST (the packaged distribution), SCENARIOS.
 set -u
@@ -1072,6 +1073,48 @@ scenario_10() {
   node_stop
   cp "$d/node.log" "$OUT/s10-node.log" 2>/dev/null
   rm -f "$VM"/s10-*.src "$VM/export/data-a.bin" "$VM/export-b/data-b.bin"
+}
+
+# ---- 11. scripts/demo --vm's guest: `bin/efs-csi demo` with the kernel's client and mount.nfs4 ----
+# demo_field <label> [last]: the value of the first (or last) narrative field "<label>  <value>".
+demo_field() {
+  awk -v p="$(printf '     %-16s ' "$1")" -v last="${2:-}" \
+    'index($0, p) == 1 { v = substr($0, length(p) + 1); if (!last) { print v; exit } } END { if (last) print v }' \
+    "$OUT/s11-demo.out"
+}
+
+scenario_11() {
+  local t0 rc=0 pid alive=0
+  # proxies other scenarios may have left are not the demo's: counted before, compared after
+  fact proxies_before "$(pgrep -f io.efscsi.proxy.ProxyMain | wc -l)"
+  t0=$(now_ms)
+  # the same script and flags `scripts/demo --vm` runs inside its VM (REPO: the distribution's tree)
+  bash "$(cd "$DIST/../../.." && pwd)/scripts/demo-vm" guest --log "$OUT/s11-driver.log" \
+    >"$OUT/s11-demo.out" 2>&1 || rc=$?
+  fact demo_rc "$rc"
+  fact demo_ms $(($(now_ms) - t0))
+  cat "$OUT/s11-demo.out" >>"$OUT/$SCEN.log"
+  local f
+  for f in "kernel NFS" "mount command" "mount" "how" "byte-exact" "pod C sees" "killed" "back" \
+    "transfer result" "proxy restarts" "state record" "cleaned up" "cgroup" "memory limit"; do
+    fact "demo_$(echo "$f" | tr ' ' '_')" "$(demo_field "$f")"
+  done
+  fact demo_cgroup_after_unstage "$(demo_field cgroup last)"
+  fact demo_proxy_after_unstage "$(demo_field proxy last)"
+  fact demo_steps "$(grep -cE '^\[ ?[0-9]+\] (CreateVolume|NodeStage|NodePublish x3|write in pod A|read in pod B|heal: kill -9 mid-transfer|NodeGetVolumeStats|NodeUnpublish x3|NodeUnstage|DeleteVolume) ' "$OUT/s11-demo.out")"
+  sync # before drop_caches: the facts on the shared 9p directory too
+  echo 3 >/proc/sys/vm/drop_caches
+  # what the demo leaves: nothing
+  fact demo_mounts_after "$(grep -c 'efs-csi-demo-' /proc/self/mountinfo || true)"
+  fact proxies_after "$(pgrep -f io.efscsi.proxy.ProxyMain | wc -l)"
+  # the demo's two proxies: "killed  pid N with SIGKILL …" and "back  pid M on the same port …"
+  for pid in $({ demo_field killed; demo_field back; } | sed -n 's/^pid \([0-9]*\) .*/\1/p'); do
+    [ -d "/proc/$pid" ] && alive=$((alive + 1))
+  done
+  fact demo_proxies_alive_after "$alive"
+  fact ganesha_after "$(pgrep -f 'efs-csi-demo-.*ganesha' | wc -l)"
+  fact cgroups_after "$(find /sys/fs/cgroup -maxdepth 2 -name 'efs-csi-demo-*' | wc -l)"
+  fact tmp_after "$(find /run/efs-csi-demo-vm -mindepth 1 2>/dev/null | wc -l)"
 }
 
 # ---- dispatcher -------------------------------------------------------------------------------

@@ -71,7 +71,10 @@ final class DemoDriver {
         io.efscsi.node.takeover.TakeoverOptions.DISABLED);
   }
 
-  /** Starts the driver on {@code socket}; returns once Probe says ready (at most 30 s). */
+  /**
+   * Starts the driver on {@code socket}; returns once Probe says ready (at most 30 s, times {@link
+   * Demo#PATIENCE}).
+   */
   static DriverRuntime start(Path socket, EfsEmulator efs, NodeOptions node) throws Exception {
     Endpoint endpoint = new Endpoint.Unix(socket);
     CommonOptions common =
@@ -107,7 +110,7 @@ final class DemoDriver {
                         "AWS_EC2_METADATA_DISABLED", "true"))));
     try (CsiChannels.Client client = CsiChannels.open(endpoint)) {
       var identity = IdentityGrpc.newBlockingStub(client.channel());
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30L * Demo.PATIENCE);
       while (!identity
           .withDeadlineAfter(5, TimeUnit.SECONDS)
           .probe(ProbeRequest.getDefaultInstance())

@@ -69,7 +69,7 @@ final class DemoLife {
     long t = System.nanoTime();
     String volume =
         controller
-            .withDeadlineAfter(30, TimeUnit.SECONDS)
+            .withDeadlineAfter(30L * Demo.PATIENCE, TimeUnit.SECONDS)
             .createVolume(
                 CreateVolumeRequest.newBuilder()
                     .setName("pvc-demo")
@@ -106,7 +106,7 @@ final class DemoLife {
                 VolumeCapability.MountVolume.newBuilder()
                     .addMountFlags("cafile=" + target.caFile()))
             .build();
-    node.withDeadlineAfter(60, TimeUnit.SECONDS)
+    node.withDeadlineAfter(60L * Demo.PATIENCE, TimeUnit.SECONDS)
         .nodeStageVolume(
             NodeStageVolumeRequest.newBuilder()
                 .setVolumeId(volume)
@@ -120,12 +120,12 @@ final class DemoLife {
     report.field("cgroup", DemoProxy.cgroup(proxy));
     report.field("memory limit", DemoProxy.memoryLimit(proxy));
     report.field("upstream", target.dnsName() + " (127.0.0.1:" + target.port() + "), TLS");
-    report.field("mount", standIn.lastCall());
+    report.field("mount", standIn.lastCall(staging));
     report.field("mount command", standIn.label());
 
     t = System.nanoTime();
     for (String pod : PODS) {
-      node.withDeadlineAfter(30, TimeUnit.SECONDS)
+      node.withDeadlineAfter(30L * Demo.PATIENCE, TimeUnit.SECONDS)
           .nodePublishVolume(
               NodePublishVolumeRequest.newBuilder()
                   .setVolumeId(volume)
@@ -166,7 +166,7 @@ final class DemoLife {
 
     t = System.nanoTime();
     var stats =
-        node.withDeadlineAfter(30, TimeUnit.SECONDS)
+        node.withDeadlineAfter(30L * Demo.PATIENCE, TimeUnit.SECONDS)
             .nodeGetVolumeStats(
                 NodeGetVolumeStatsRequest.newBuilder()
                     .setVolumeId(volume)
@@ -198,7 +198,7 @@ final class DemoLife {
 
     t = System.nanoTime();
     for (String pod : PODS) {
-      node.withDeadlineAfter(30, TimeUnit.SECONDS)
+      node.withDeadlineAfter(30L * Demo.PATIENCE, TimeUnit.SECONDS)
           .nodeUnpublishVolume(
               NodeUnpublishVolumeRequest.newBuilder()
                   .setVolumeId(volume)
@@ -210,7 +210,7 @@ final class DemoLife {
 
     ProxyRecord last = onlyRecord();
     t = System.nanoTime();
-    node.withDeadlineAfter(60, TimeUnit.SECONDS)
+    node.withDeadlineAfter(60L * Demo.PATIENCE, TimeUnit.SECONDS)
         .nodeUnstageVolume(
             NodeUnstageVolumeRequest.newBuilder()
                 .setVolumeId(volume)
@@ -227,7 +227,7 @@ final class DemoLife {
 
     t = System.nanoTime();
     controller
-        .withDeadlineAfter(30, TimeUnit.SECONDS)
+        .withDeadlineAfter(30L * Demo.PATIENCE, TimeUnit.SECONDS)
         .deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(volume).build());
     report.step("DeleteVolume", System.nanoTime() - t, -1, -1, -1, "");
     report.field("access points", efs.accessPointCount(fileSystem) + " left on " + fileSystem);
@@ -246,7 +246,7 @@ final class DemoLife {
     FutureTask<String> read =
         new FutureTask<>(() -> io.transfer(podTarget("pod-b"), "big.bin", progress));
     Thread.ofPlatform().name("demo-transfer").daemon().start(read);
-    long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    long waitUntil = System.nanoTime() + TimeUnit.SECONDS.toNanos(30L * Demo.PATIENCE);
     while (progress.get() < big.length / 4 && !read.isDone() && System.nanoTime() < waitUntil) {
       Thread.sleep(2);
     }
@@ -257,9 +257,9 @@ final class DemoLife {
     }
     long killed = System.nanoTime();
     ProcessHandle.of(before.pid()).orElseThrow().destroyForcibly();
-    ProxyRecord after = DemoProxy.awaitRestart(records, before, 30);
+    ProxyRecord after = DemoProxy.awaitRestart(records, before, 30 * Demo.PATIENCE);
     long serving = System.nanoTime();
-    String sha = read.get(60, TimeUnit.SECONDS);
+    String sha = read.get(60L * Demo.PATIENCE, TimeUnit.SECONDS);
     long done = System.nanoTime();
     if (!sha.equals(expected)) {
       throw new IllegalStateException("the transfer across the heal was not byte-exact");

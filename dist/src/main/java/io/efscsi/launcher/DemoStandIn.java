@@ -74,10 +74,20 @@ final class DemoStandIn {
     Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
   }
 
-  /** The last mount call: options, source and target. */
-  String lastCall() throws IOException {
+  /**
+   * The last mount call: options, source and target; with the kernel's client the mount table's
+   * line for {@code target} (source, file system type and the options the kernel took).
+   */
+  String lastCall(Path target) throws IOException {
     if (kernel) {
-      return "see /proc/self/mountinfo";
+      for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+        String[] f = line.split(" ");
+        int dash = List.of(f).indexOf("-");
+        if (f.length > 4 && f[4].equals(target.toString()) && dash > 0 && dash + 3 < f.length) {
+          return f[dash + 1] + " " + f[dash + 2] + " on " + f[4] + " " + f[dash + 3];
+        }
+      }
+      return "(not in /proc/self/mountinfo)";
     }
     List<String> lines = Files.readAllLines(log);
     return lines.isEmpty() ? "(none)" : "mount -t nfs4 " + lines.getLast();

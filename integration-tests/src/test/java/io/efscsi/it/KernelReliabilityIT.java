@@ -19,9 +19,10 @@ import org.junit.jupiter.api.Test;
  * kernel ({@link KernelVm}) runs every scenario of resources/kernel-vm/scenarios.sh against
  * nfs-ganesha behind stunnel (TLS, standing in for the EFS mount target): scenarios 1, 3, 7 and 10
  * through the packaged node plugin ({@code bin/efs-csi node} on a unix socket, driven by {@link
- * CsiClient}), the others through our packaged proxies under a {@link SupervisorHost}; the real
- * mount table and real umount, real {@code mount -t nfs4} and real cgroup v2 limits. The script
- * only acts and records facts; the judging is here. Figures are printed at the end and written to
+ * CsiClient}), 11 through the demo as {@code scripts/demo --vm} runs it ({@code bin/efs-csi demo}),
+ * the others through our packaged proxies under a {@link SupervisorHost}; the real mount table and
+ * real umount, real {@code mount -t nfs4} and real cgroup v2 limits. The script only acts and
+ * records facts; the judging is here. Figures are printed at the end and written to
  * target/kernel-vm/figures.txt.
  */
 class KernelReliabilityIT {
@@ -108,7 +109,8 @@ class KernelReliabilityIT {
   }
 
   /** The scenarios this boot runs ({@code -Defscsi.vm.scenarios}, all by default). */
-  static final String SCENARIOS = System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6 8 9 10");
+  static final String SCENARIOS =
+      System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6 8 9 10 11");
 
   /**
    * The scenario's facts, with its log attached to any failure; a scenario left out of {@code
@@ -482,5 +484,66 @@ class KernelReliabilityIT {
                 f.num("a_retry_ms"),
                 f.num("b_retry_ms")),
         "the proxies die with the plugin container; the retried mount gets a fresh tunnel");
+  }
+
+  @Test
+  void s11_theDemoAsScriptsDemoVmRunsItMountsWithTheKernelClientAndHealsOnTheSamePort()
+      throws Exception {
+    Facts f = facts("s11");
+    f.eq("demo_rc", "0");
+    f.that(
+        f.get("demo_kernel_NFS").startsWith("present (in a QEMU VM, kernel ")
+            && f.get("demo_kernel_NFS").endsWith("real NFS mounts by the kernel's client"),
+        "labelled as the VM's kernel client: " + f.get("demo_kernel_NFS"));
+    f.eq("demo_mount_command", "mount -t nfs4 (the kernel's NFS client)");
+    f.eq("demo_how", "files in the pods' NFS mounts (kernel client)");
+    f.eq("demo_steps", "10");
+    f.that(
+        !f.get("demo_cgroup").startsWith("none"), "the proxy in a cgroup: " + f.get("demo_cgroup"));
+    f.that(
+        f.get("demo_memory_limit").matches("\\d.*"),
+        "a memory limit: " + f.get("demo_memory_limit"));
+    f.that(f.get("demo_byte-exact").startsWith("yes, "), "pod B read pod A's file byte-exact");
+    f.eq("demo_pod_C_sees", "hello.txt");
+    var killed = Pattern.compile("pid (\\d+) with SIGKILL after .*").matcher(f.get("demo_killed"));
+    f.that(killed.matches(), "killed mid-transfer: " + f.get("demo_killed"));
+    var back =
+        Pattern.compile("pid (\\d+) on the same port 127\\.0\\.0\\.1:(\\d+) after (\\d+) ms")
+            .matcher(f.get("demo_back"));
+    f.that(back.matches(), "back on the same port: " + f.get("demo_back"));
+    f.that(!back.group(1).equals(killed.group(1)), "a new proxy process");
+    String mount = f.get("demo_mount");
+    f.that(
+        mount.startsWith("nfs4 127.0.0.1:/ on ")
+            && mount.contains("port=" + back.group(2) + ",")
+            && mount.contains("addr=127.0.0.1"),
+        "a kernel NFS mount through the proxy's port: " + mount);
+    f.that(
+        f.get("demo_transfer_result").startsWith("completed without an error, byte-exact"),
+        f.get("demo_transfer_result"));
+    f.eq("demo_proxy_restarts", "1");
+    f.that(f.get("demo_proxy_after_unstage").endsWith(" gone"), "NodeUnstage ended the proxy");
+    f.eq("demo_cgroup_after_unstage", "gone");
+    f.eq("demo_state_record", "gone");
+    f.eq("proxies_after", f.get("proxies_before"));
+    f.zeros(
+        "demo_proxies_alive_after",
+        "demo_mounts_after",
+        "ganesha_after",
+        "cgroups_after",
+        "tmp_after");
+    figure(
+        "11. the demo as scripts/demo --vm runs it (bin/efs-csi demo, kernel client)",
+        ("the volume's life through the driver with the real mount.nfs4: %s; the proxy killed with"
+                + " SIGKILL after %s, back on port %s after %s ms, the 64 MiB read completed"
+                + " byte-exact; nothing left (mounts, proxies, ganesha, cgroups, temp files); %d ms"
+                + " in all")
+            .formatted(
+                mount,
+                f.get("demo_killed").replaceFirst(".* after ", ""),
+                back.group(2),
+                back.group(3),
+                f.num("demo_ms")),
+        "the mount hangs; a fresh proxy is started on a new port");
   }
 }
