@@ -2,16 +2,8 @@ package io.efscsi.it;
 
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,105 +17,7 @@ import org.junit.jupiter.api.Test;
  * records facts; the judging is here. Figures are printed at the end and written to
  * target/kernel-vm/figures.txt.
  */
-class KernelReliabilityIT {
-
-  /** Proxy memory limit for the OOM scenario (the production default is 256 MiB). */
-  static final int S2_MEMORY_MIB = 96;
-
-  /** How long the upstream stays away under a hard mount. */
-  static final int S6_HARD_OUTAGE_S = 20;
-
-  /**
-   * Documented bound for a soft mount with timeo=50,retrans=2 over TCP: the kernel waits 5 s, then
-   * retransmits twice with a linear backoff (10 s, 15 s) before the major timeout, about 30 s in
-   * all; the bound allows for reconnects and the emulated CPU.
-   */
-  static final long SOFT_EIO_BOUND_MS = 60_000;
-
-  /**
-   * The soft timeout a call on the orphan may meet: a call in flight when the proxy died is not cut
-   * short by the lazy unmount and ends at the soft mount's major timeout, 5 + 10 + 15 = 30 s for
-   * timeo=50,retrans=2 (seen: 10–14 s); calls after the unmount return at once.
-   */
-  static final long STAT_BOUND_MS = 30_000;
-
-  static KernelVm.Run run;
-  static final List<String> figures = new ArrayList<>();
-
-  @BeforeAll
-  static void bootOnce() throws Exception {
-    Path base = Path.of(System.getProperty("user.dir"), "target", "kernel-vm").toAbsolutePath();
-    Path shared = Files.createDirectories(base.resolve("run-" + System.currentTimeMillis()));
-    Path out = Files.createDirectories(shared.resolve("out"));
-    // the TLS endpoint's certificate, made on the machine (fast) and read inside the VM
-    NfsLab.selfSigned(shared, "srv", NfsLab.SERVER_NAME);
-    EfsUtilsFiles.vmCertificates(shared);
-    Path scenarios = shared.resolve("scenarios.sh");
-    Files.write(scenarios, KernelVm.resource("/kernel-vm/scenarios.sh"));
-    Path testClasses =
-        Path.of(SupervisorHost.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-    Path script = shared.resolve("run.sh");
-    Files.writeString(
-        script,
-        """
-        #!/bin/bash
-        export OUT='%s' SHARED='%s' JAVA='%s' CP='%s' DIST='%s'
-        export SCENARIOS='%s' S2_MEMORY_MIB=%d S6_HARD_OUTAGE_S=%d
-        exec bash '%s'
-        """
-            .formatted(
-                out,
-                shared,
-                Path.of(System.getProperty("java.home"), "bin", "java"),
-                testClasses,
-                PackagedDriver.distDir().toAbsolutePath(),
-                SCENARIOS,
-                S2_MEMORY_MIB,
-                S6_HARD_OUTAGE_S,
-                scenarios),
-        StandardCharsets.UTF_8);
-    Duration timeout = Duration.ofSeconds(Long.getLong("efscsi.vm.timeout-seconds", 1500));
-    run = KernelVm.boot(base, script, out, timeout);
-    System.out.printf(
-        "kernel VM: %s, whole boot %d s (console %s)%n",
-        run.facts("setup").get("kernel"), run.took().toSeconds(), run.console());
-  }
-
-  @AfterAll
-  static void printFigures() throws Exception {
-    if (run == null) {
-      return;
-    }
-    StringBuilder sb =
-        new StringBuilder(
-            "Kernel reliability figures (KernelReliabilityIT, Debian kernel in QEMU/TCG)\n"
-                + "| situation | measured here | the Go driver's design |\n|---|---|---|\n");
-    figures.stream().sorted().forEach(f -> sb.append(f).append('\n'));
-    System.out.print(sb);
-    Files.writeString(run.out().getParent().getParent().resolve("figures.txt"), sb);
-  }
-
-  /** One row of the figures table: the scenario, what was measured, what the Go driver does. */
-  static void figure(String situation, String here, String goDriver) {
-    figures.add("| " + situation + " | " + here + " | " + goDriver + " |");
-  }
-
-  /** The scenarios this boot runs ({@code -Defscsi.vm.scenarios}, all by default). */
-  static final String SCENARIOS =
-      System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6 8 9 10 11");
-
-  /**
-   * The scenario's facts, with its log attached to any failure; a scenario left out of {@code
-   * -Defscsi.vm.scenarios} is skipped.
-   */
-  static Facts facts(String scenario) throws Exception {
-    Assumptions.assumeTrue(
-        List.of(SCENARIOS.trim().split("\\s+")).contains(scenario.substring(1)),
-        scenario + " is not in -Defscsi.vm.scenarios=" + SCENARIOS);
-    Facts f = new Facts(scenario, run.facts(scenario), run.log(scenario));
-    f.eq("scenario_rc", "0");
-    return f;
-  }
+class KernelReliabilityIT extends KernelVmFixture {
 
   @Test
   void s1_stageAndPublishThroughThePackagedPluginWithTlsTwoPodsAndNothingLeftBehind()
