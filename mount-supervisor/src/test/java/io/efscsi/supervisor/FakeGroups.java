@@ -4,7 +4,6 @@ import io.efscsi.supervisor.cgroup.CgroupPlacer;
 import io.efscsi.supervisor.cgroup.Limits;
 import io.efscsi.supervisor.cgroup.Placement;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -19,16 +18,6 @@ final class FakeGroups {
       @Override
       public String describe() {
         return described;
-      }
-
-      @Override
-      public List<String> wrap(List<String> command) {
-        return command;
-      }
-
-      @Override
-      public Map<String, String> environment() {
-        return Map.of();
       }
 
       @Override

@@ -70,16 +70,6 @@ public final class CgroupDetector {
       }
 
       @Override
-      public List<String> wrap(List<String> command) {
-        return command;
-      }
-
-      @Override
-      public java.util.Map<String, String> environment() {
-        return java.util.Map.of();
-      }
-
-      @Override
       public long oomKills() {
         return -1;
       }

@@ -1,7 +1,5 @@
 package io.efscsi.supervisor.cgroup;
 
-import java.util.List;
-import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -14,16 +12,6 @@ public final class NoCgroupPlacer implements CgroupPlacer {
         @Override
         public String describe() {
           return "none:";
-        }
-
-        @Override
-        public List<String> wrap(List<String> command) {
-          return command;
-        }
-
-        @Override
-        public Map<String, String> environment() {
-          return Map.of();
         }
 
         @Override

@@ -9,11 +9,18 @@ public interface Placement {
   /** The form stored in the state record ({@code kind:where}); parsed back by the placer. */
   String describe();
 
-  /** The command that runs {@code command} inside the group, keeping its pid (exec chain). */
-  List<String> wrap(List<String> command);
+  /**
+   * The command that runs {@code command} inside the group, keeping its pid (exec chain); as it is
+   * where there is no group to enter.
+   */
+  default List<String> wrap(List<String> command) {
+    return command;
+  }
 
-  /** Environment the wrapped command needs. */
-  Map<String, String> environment();
+  /** Environment the wrapped command needs; none by default. */
+  default Map<String, String> environment() {
+    return Map.of();
+  }
 
   /** How many times the kernel's OOM killer killed a task of this group; -1 when unknown. */
   long oomKills();
