@@ -6,11 +6,8 @@ import io.efscsi.common.http.HealthHttpServer;
 import io.efscsi.common.http.PemTls;
 import io.efscsi.common.identity.IdentityService;
 import io.efscsi.common.identity.Readiness;
+import io.efscsi.common.metrics.ProcessMetrics;
 import io.grpc.BindableService;
-import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
-import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
-import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -59,11 +56,7 @@ public final class DriverRuntime implements AutoCloseable {
       throws IOException {
     Readiness readiness = new Readiness();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    new JvmMemoryMetrics().bindTo(registry);
-    new JvmThreadMetrics().bindTo(registry);
-    new ProcessorMetrics().bindTo(registry);
-    JvmGcMetrics gc = new JvmGcMetrics();
-    gc.bindTo(registry);
+    new ProcessMetrics().bindTo(registry);
 
     Set<IdentityService.Capability> caps = EnumSet.noneOf(IdentityService.Capability.class);
     List<BindableService> services = new ArrayList<>();
