@@ -22,13 +22,25 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code efs-csi benchmark-controller [volumes]}: the packaged controller as its own process (heap
- * capped with -Xmx128m) on a unix socket, against the EFS emulator in this process. Creates and
- * deletes {@code volumes} volumes one after the other on a file system that already has 1000 access
- * points, and prints CreateVolume/DeleteVolume latency percentiles (client side, over the socket),
- * EFS API calls per CreateVolume, and the controller's heap after it has loaded a file system of
- * 10000 access points.
+ * capped with -Xmx128m) on a unix socket, against the EFS emulator in this process. For each of
+ * three file systems, with 100, 1,000 and 10,000 access points already present, creates and deletes
+ * {@code volumes} volumes one after the other, and prints CreateVolume/DeleteVolume latency
+ * percentiles (client side, over the socket, after 200 unmeasured ones on a file system of their
+ * own) and EFS API calls per CreateVolume; then the controller's heap after a full GC, once it
+ * knows all of those access points.
+ *
+ * <p>Half of each file system's access points hold every other GID of the default range
+ * (50000-60000), so the allocator searches among them; the other half are other tenants' (GIDs
+ * outside the range). 10,000 is the default per-file-system limit, so that file system runs as one
+ * whose quota was raised: the emulator's limit and {@code --max-access-points-per-file-system} are
+ * {@value #RAISED_QUOTA}.
  */
 final class ControllerBenchmark {
+
+  /** Access points present before the first CreateVolume, one file system each. */
+  static final int[] PRESENT = {100, 1_000, 10_000};
+
+  static final int RAISED_QUOTA = 20_000;
 
   private ControllerBenchmark() {}
 
@@ -39,9 +51,11 @@ final class ControllerBenchmark {
     Path socket = tmp.resolve("controller.sock");
     int httpPort = PackagedPlugin.freePort();
     try (EfsEmulator efs = EfsEmulator.start()) {
-      String fs = efs.createFileSystem();
-      for (int i = 0; i < 1000; i++) {
-        efs.seedAccessPoint(fs, 50_000 + 2L * i, 50_000 + 2L * i, "/seed-" + i);
+      efs.accessPointLimit(RAISED_QUOTA);
+      String[] fileSystems = new String[PRESENT.length];
+      for (int f = 0; f < PRESENT.length; f++) {
+        fileSystems[f] = efs.createFileSystem();
+        seed(efs, fileSystems[f], PRESENT[f]);
       }
       Path log = tmp.resolve("controller.log");
       Process controller =
@@ -51,66 +65,86 @@ final class ControllerBenchmark {
               List.of(
                   "--endpoint=unix://" + socket,
                   "--http-endpoint=127.0.0.1:" + httpPort,
-                  "--region=" + DemoDriver.REGION),
+                  "--region=" + DemoDriver.REGION,
+                  "--max-access-points-per-file-system=" + RAISED_QUOTA),
               withHeap(PackagedPlugin.emulatorEnv(efs)),
               log);
       try (CsiChannels.Client client = CsiChannels.open(new Endpoint.Unix(socket))) {
         PackagedPlugin.awaitReady(client, controller, log);
         var stub = ControllerGrpc.newBlockingStub(client.channel());
-        efs.resetCalls();
-        long[] create = new long[volumes];
-        long[] delete = new long[volumes];
-        for (int i = 0; i < volumes; i++) {
-          CreateVolumeRequest r = request("pvc-bench-" + i, fs);
-          long t0 = System.nanoTime();
+        // warm-up on a file system of its own, so that the first measured size does not carry
+        // the JIT's and the connection's first calls
+        String scratch = efs.createFileSystem();
+        for (int i = 0; i < Math.min(volumes, 200); i++) {
           String id =
               stub.withDeadlineAfter(30, TimeUnit.SECONDS)
-                  .createVolume(r)
+                  .createVolume(request("pvc-warm-up-" + i, scratch))
                   .getVolume()
                   .getVolumeId();
-          long t1 = System.nanoTime();
           stub.withDeadlineAfter(30, TimeUnit.SECONDS)
               .deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
-          delete[i] = System.nanoTime() - t1;
-          create[i] = t1 - t0;
         }
-        Map<String, Long> calls = efs.calls();
-        long createCalls =
-            calls.values().stream().mapToLong(Long::longValue).sum()
-                - calls.getOrDefault("DeleteAccessPoint", 0L);
         out.printf(
             Locale.ROOT,
-            "controller benchmark: %d CreateVolume + DeleteVolume, sequential,"
-                + " on a file system with 1000 access points already present%n",
+            "controller benchmark: %d CreateVolume + DeleteVolume per file system, sequential,"
+                + " client side over the socket (ms)%n",
             volumes);
         out.printf(
             Locale.ROOT,
-            "  CreateVolume  p50 %6.2f ms  p99 %6.2f ms  max %6.2f ms%n",
-            pct(create, 50),
-            pct(create, 99),
-            pct(create, 100));
-        out.printf(
-            Locale.ROOT,
-            "  DeleteVolume  p50 %6.2f ms  p99 %6.2f ms  max %6.2f ms%n",
-            pct(delete, 50),
-            pct(delete, 99),
-            pct(delete, 100));
-        out.printf(
-            Locale.ROOT,
-            "  EFS API calls per CreateVolume: %.3f (%s, listing of the"
-                + " 1000 existing access points included)%n",
-            (double) createCalls / volumes,
-            calls);
-
-        String big = efs.createFileSystem();
-        for (int i = 0; i < 9_999; i++) {
-          efs.seedAccessPoint(big, 100_000 + i, 100_000 + i, "/big-" + i);
+            "  %-18s %-28s %-28s %s%n",
+            "APs present",
+            "CreateVolume p50/p99/max",
+            "DeleteVolume p50/p99/max",
+            "EFS calls per create");
+        for (int f = 0; f < PRESENT.length; f++) {
+          efs.resetCalls();
+          long[] create = new long[volumes];
+          long[] delete = new long[volumes];
+          for (int i = 0; i < volumes; i++) {
+            CreateVolumeRequest r = request("pvc-bench-" + f + "-" + i, fileSystems[f]);
+            long t0 = System.nanoTime();
+            String id =
+                stub.withDeadlineAfter(30, TimeUnit.SECONDS)
+                    .createVolume(r)
+                    .getVolume()
+                    .getVolumeId();
+            long t1 = System.nanoTime();
+            stub.withDeadlineAfter(30, TimeUnit.SECONDS)
+                .deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+            delete[i] = System.nanoTime() - t1;
+            create[i] = t1 - t0;
+          }
+          Map<String, Long> calls = efs.calls();
+          long createCalls =
+              calls.values().stream().mapToLong(Long::longValue).sum()
+                  - calls.getOrDefault("DeleteAccessPoint", 0L);
+          out.printf(
+              Locale.ROOT,
+              "  %-18s %-28s %-28s %.3f %s%n",
+              String.format(Locale.ROOT, "%,d", PRESENT[f]),
+              String.format(
+                  Locale.ROOT,
+                  "%.2f / %.2f / %.2f",
+                  pct(create, 50),
+                  pct(create, 99),
+                  pct(create, 100)),
+              String.format(
+                  Locale.ROOT,
+                  "%.2f / %.2f / %.2f",
+                  pct(delete, 50),
+                  pct(delete, 99),
+                  pct(delete, 100)),
+              (double) createCalls / volumes,
+              calls);
         }
-        stub.withDeadlineAfter(60, TimeUnit.SECONDS).createVolume(request("pvc-big", big));
+        int known = 0;
+        for (String fs : fileSystems) {
+          known += efs.accessPointCount(fs);
+        }
         out.printf(
             Locale.ROOT,
-            "  controller heap after GC with %d access points known: %.1f MiB" + " (-Xmx128m)%n",
-            efs.accessPointCount(big) + efs.accessPointCount(fs),
+            "  controller heap after GC with %d access points known: %.1f MiB (-Xmx128m)%n",
+            known,
             heapAfterGc(controller, httpPort));
       } finally {
         controller.destroy();
@@ -120,6 +154,17 @@ final class ControllerBenchmark {
       Demo.deleteTree(tmp); // the build's training run uses this benchmark too
     }
     return 0;
+  }
+
+  /**
+   * {@code count} access points on {@code fs}: the first half on every other GID of the default
+   * range, the rest with GIDs of another tenant's range.
+   */
+  private static void seed(EfsEmulator efs, String fs, int count) {
+    for (int i = 0; i < count; i++) {
+      long id = i < count / 2 ? 50_000 + 2L * i : 200_000 + i;
+      efs.seedAccessPoint(fs, id, id, "/seed-" + i);
+    }
   }
 
   private static CreateVolumeRequest request(String name, String fs) {
