@@ -43,6 +43,11 @@ public final class NodeBench {
   private final double window;
   private final int httpPort;
 
+  /** One part of the benchmark, run against a freshly started plugin. */
+  private interface Part {
+    void run(NodeBench bench) throws Exception;
+  }
+
   private NodeBench(Path tmp, Path script, PackagedDriver driver, double window, int httpPort) {
     this.tmp = tmp;
     this.script = script;
@@ -65,36 +70,38 @@ public final class NodeBench {
       env.put("FAKE_NFS_LOG", tmp.resolve("mounts.log").toString());
       env.put("CSI_NODE_NAME", "bench-node");
       env.put("AWS_REGION", "us-east-1");
-      Path socket = tmp.resolve("csi.sock");
-      int httpPort;
-      try (var free = new java.net.ServerSocket(0)) {
-        httpPort = free.getLocalPort();
-      }
-      try (PackagedDriver d =
-          PackagedDriver.start(
-              socket,
-              tmp.resolve("node.log"),
-              env,
-              "node",
-              "--endpoint=unix://" + socket,
-              "--state-dir=" + tmp.resolve("state"),
-              "--proxy-port-range=" + SupervisorIT.freeRange(VOLUME_STEPS[3] + 16),
-              "--http-endpoint=127.0.0.1:" + httpPort,
-              "--proxy-cgroup=none",
-              "--mount-absent-grace=1h",
-              "--nfs-mount-command=" + script,
-              "--mount-target-port=" + lab.nfsPort)) {
-        d.awaitSocket(Duration.ofSeconds(30));
-        while (!d.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue()) {
-          Thread.sleep(50);
+      String range = SupervisorIT.freeRange(VOLUME_STEPS[VOLUME_STEPS.length - 1] + 16);
+      // each part with a plugin of its own, so that one part's heap growth is not the next's
+      List<Part> parts = List.of(b -> b.stageTimes(stages), NodeBench::pods, NodeBench::volumes);
+      for (int i = 0; i < parts.size(); i++) {
+        Path socket = tmp.resolve("csi-" + i + ".sock");
+        int httpPort;
+        try (var free = new java.net.ServerSocket(0)) {
+          httpPort = free.getLocalPort();
         }
-        NodeBench bench = new NodeBench(tmp, script, d, window, httpPort);
-        bench.stageTimes(stages);
-        bench.volumes();
-        bench.pods();
-      } finally {
-        for (long pid : proxyPids(tmp.resolve("state"))) {
-          ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        try (PackagedDriver d =
+            PackagedDriver.start(
+                socket,
+                tmp.resolve("node-" + i + ".log"),
+                env,
+                "node",
+                "--endpoint=unix://" + socket,
+                "--state-dir=" + tmp.resolve("state"),
+                "--proxy-port-range=" + range,
+                "--http-endpoint=127.0.0.1:" + httpPort,
+                "--proxy-cgroup=none",
+                "--mount-absent-grace=1h",
+                "--nfs-mount-command=" + script,
+                "--mount-target-port=" + lab.nfsPort)) {
+          d.awaitSocket(Duration.ofSeconds(30));
+          while (!d.identity().probe(ProbeRequest.getDefaultInstance()).getReady().getValue()) {
+            Thread.sleep(50);
+          }
+          parts.get(i).run(new NodeBench(tmp, script, d, window, httpPort));
+        } finally {
+          for (long pid : proxyPids(tmp.resolve("state"))) {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+          }
         }
       }
     } finally {
