@@ -77,7 +77,7 @@ public final class Clouds implements CloudSource, AutoCloseable {
   private final ApiMetrics metrics;
   private final SdkHttpClient http = UrlConnectionHttpClient.builder().build();
   private final AwsCloud defaultCloud;
-  private final S3FilesCloud s3files;
+  private volatile S3FilesCloud s3files;
   private final Map<String, AwsCloud> byRole = new ConcurrentHashMap<>();
   private final Map<String, AutoCloseable> closeables = new ConcurrentHashMap<>();
   private volatile StsClient sts;
@@ -88,18 +88,6 @@ public final class Clouds implements CloudSource, AutoCloseable {
     EfsClient efs = efs(DefaultCredentialsProvider.builder().build());
     closeables.put("default", efs);
     this.defaultCloud = new AwsCloud("default", efs);
-    DefaultCredentialsProvider s3filesCredentials = DefaultCredentialsProvider.builder().build();
-    closeables.put("s3files", s3filesCredentials);
-    this.s3files =
-        new S3FilesCloud(
-            new RestJsonCaller(
-                "s3files",
-                settings.region().id(),
-                settings.s3filesUri(),
-                http,
-                s3filesCredentials,
-                retryStrategy(),
-                metrics));
   }
 
   @Override
@@ -107,9 +95,33 @@ public final class Clouds implements CloudSource, AutoCloseable {
     return defaultCloud;
   }
 
+  /**
+   * Built on first use: its JSON mapping (Jackson's databind, some 400 classes) is not loaded into
+   * a controller that never sees an S3 Files volume.
+   */
   @Override
   public Cloud s3files() {
-    return s3files;
+    S3FilesCloud c = s3files;
+    if (c != null) {
+      return c;
+    }
+    synchronized (this) {
+      if (s3files == null) {
+        DefaultCredentialsProvider credentials = DefaultCredentialsProvider.builder().build();
+        closeables.put("s3files", credentials);
+        s3files =
+            new S3FilesCloud(
+                new RestJsonCaller(
+                    "s3files",
+                    settings.region().id(),
+                    settings.s3filesUri(),
+                    http,
+                    credentials,
+                    retryStrategy(),
+                    metrics));
+      }
+      return s3files;
+    }
   }
 
   /**
