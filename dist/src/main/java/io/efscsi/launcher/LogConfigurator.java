@@ -2,7 +2,6 @@ package io.efscsi.launcher;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.Configurator;
 import ch.qos.logback.classic.spi.ConfiguratorRank;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -23,7 +22,7 @@ import java.util.Map;
 @ConfiguratorRank(ConfiguratorRank.CUSTOM_NORMAL_PRIORITY)
 public final class LogConfigurator extends ContextAwareBase implements Configurator {
 
-  /** Time, level, logger, thread, MDC (when any), message. */
+  /** Time, level, logger, thread, MDC (when any), message: what {@link LineEncoder} writes. */
   static final String PATTERN =
       "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level %logger{0} [%thread]%replace( %mdc){' $',''}"
           + " - %msg%n";
@@ -55,11 +54,13 @@ public final class LogConfigurator extends ContextAwareBase implements Configura
     return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
   }
 
-  /** The encoder of every appender of ours (stderr, the demo's log file). */
+  /**
+   * The encoder of every appender of ours (stderr, the demo's log file): {@link LineEncoder}, which
+   * writes what {@link #PATTERN} describes.
+   */
   static Encoder<ILoggingEvent> encoder(LoggerContext ctx) {
-    PatternLayoutEncoder encoder = new PatternLayoutEncoder();
+    LineEncoder encoder = new LineEncoder();
     encoder.setContext(ctx);
-    encoder.setPattern(PATTERN);
     encoder.start();
     return encoder;
   }
