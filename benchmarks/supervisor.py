@@ -124,7 +124,8 @@ def main():
                   f"max {max(times):.2f} ms over {len(times)} passes (target <= 50 ms)")
         print(f"supervisor idle with 50 proxies over {idle} s: {(c1 - c0) / idle * 100:.2f} % of one core, "
               f"{w1 - w0} state-record writes (target: no per-second rewrites)")
-        print(f"supervisor Private_Dirty {smaps(host.p.pid).get('Private_Dirty', 0) / 1024:.1f} MiB; "
+        print(f"test host JVM (default flags, -Xmx128m) Private_Dirty {smaps(host.p.pid).get('Private_Dirty', 0) / 1024:.1f}"
+              f" MiB (the node plugin's own, with its flags: benchmarks/node.py); "
               f"restarts={s['restarts']} launches={s['launches']}")
         host.close()
     finally:
