@@ -27,7 +27,7 @@ def wait_port(port, proc=None, timeout=20):
 
 
 class Lab:
-    def __init__(self, file_mib=256):
+    def __init__(self, file_mib=256, server="stunnel"):
         self.dir = tempfile.mkdtemp(prefix="efs-csi-lab-")
         self.procs = []
         self.export = os.path.join(self.dir, "export")
@@ -55,7 +55,7 @@ LOG {{ Default_Log_Level = EVENT; }}
 """)
         self.spawn(["ganesha.nfsd", "-F", "-L", self.path("ganesha.log"), "-f", self.path("ganesha.conf"),
                     "-p", self.path("ganesha.pid"), "-N", "NIV_EVENT"])
-        self.stunnel_server = self.stunnel("server", f"""accept = 127.0.0.1:{self.tls_port}
+        self.tls_server = self.netty_terminator() if server == "netty" else self.stunnel("server", f"""accept = 127.0.0.1:{self.tls_port}
 connect = 127.0.0.1:{self.nfs_port}
 cert = {self.path('srv.crt')}
 key = {self.path('srv.key')}
@@ -86,6 +86,20 @@ key = {self.path('srv.key')}
         with open(conf, "w") as f:
             f.write(f"foreground = yes\npid =\n[efs]\n{section}")
         return self.spawn(["stunnel", conf], log=self.path(f"stunnel-{name}.log"))
+
+    def netty_terminator(self):
+        """The EFS side on Netty and BoringSSL (TlsTerminator.java, run from source with the
+        distribution's proxy jars): a TLS server that is not itself the bound (see docs/proxy.md)."""
+        lib = os.path.join(ROOT, "dist", "target", "efs-csi", "lib", "proxy")
+        java = os.path.join(os.environ.get("JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64"), "bin", "java")
+        return self.spawn([java, "-XX:+UseSerialGC", "-Xmx64m", "-XX:MaxDirectMemorySize=256m",
+                           f"-Djava.library.path={lib}/native", "--enable-native-access=ALL-UNNAMED",
+                           "--sun-misc-unsafe-memory-access=allow", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                           "-Dio.netty.tryReflectionSetAccessible=true", "-Dio.netty.allocator.type=unpooled",
+                           "-cp", os.path.join(lib, "*"),
+                           os.path.join(ROOT, "benchmarks", "TlsTerminator.java"), str(self.tls_port),
+                           str(self.nfs_port), self.path("srv.crt"), self.path("srv.key")],
+                          log=self.path("tls-server.log"))
 
     def stunnel_client(self):
         port = free_port()
