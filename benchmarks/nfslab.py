@@ -1,7 +1,7 @@
 """A real NFS stack on loopback for benchmarks: nfs-ganesha, an stunnel TLS server in front of it
 (the EFS side), the stunnel client the Go driver used before efs-proxy, and our proxy. Needs the
 Debian packages nfs-ganesha nfs-ganesha-vfs stunnel4 libnfs-utils (scripts/test installs them)."""
-import fcntl, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
+import fcntl, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER = os.path.join(ROOT, "dist", "target", "efs-csi", "bin", "efs-csi")
@@ -192,15 +192,17 @@ def smaps(pid):
 
 def interleaved(paths, runs, work, mib):
     """Runs work(port), which moves mib MiB and returns its seconds, through each path in turn,
-    `runs` rounds, so that the machine's drift (it is shared) falls on every path alike; the order
-    turns by one path each round, so that no path always runs right after the same one (the path
-    after the stunnel client measured up to 17% slower than an identical proxy later in the round);
-    per path the median seconds and CPU seconds per GiB of its process (pid None: not counted)."""
+    `runs` rounds, so that the machine's drift (it is shared) falls on every path alike; each
+    round in its own order (shuffled, seeded by the round), so that no path always runs right after
+    the same one (the path after the stunnel client measured up to 17% slower than an identical
+    proxy elsewhere in the round); per path the median seconds and CPU seconds per GiB of its
+    process (pid None: not counted)."""
     times = {name: [] for name, _, _ in paths}
     cpu = {name: 0.0 for name, _, _ in paths}
     for r in range(runs):
-        k = r % len(paths)
-        for name, port, pid in paths[k:] + paths[:k]:
+        order = list(paths)
+        random.Random(r).shuffle(order)
+        for name, port, pid in order:
             c0 = cpu_seconds(pid) if pid else 0
             times[name].append(work(port))
             cpu[name] += (cpu_seconds(pid) - c0) if pid else 0
