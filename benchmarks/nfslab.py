@@ -1,7 +1,7 @@
 """A real NFS stack on loopback for benchmarks: nfs-ganesha, an stunnel TLS server in front of it
 (the EFS side), the stunnel client the Go driver used before efs-proxy, and our proxy. Needs the
 Debian packages nfs-ganesha nfs-ganesha-vfs stunnel4 libnfs-utils (scripts/test installs them)."""
-import fcntl, os, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
+import fcntl, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER = os.path.join(ROOT, "dist", "target", "efs-csi", "bin", "efs-csi")
@@ -27,7 +27,7 @@ def wait_port(port, proc=None, timeout=20):
 
 
 class Lab:
-    def __init__(self, file_mib=256):
+    def __init__(self, file_mib=256, server="stunnel"):
         self.dir = tempfile.mkdtemp(prefix="efs-csi-lab-")
         self.procs = []
         self.export = os.path.join(self.dir, "export")
@@ -55,7 +55,7 @@ LOG {{ Default_Log_Level = EVENT; }}
 """)
         self.spawn(["ganesha.nfsd", "-F", "-L", self.path("ganesha.log"), "-f", self.path("ganesha.conf"),
                     "-p", self.path("ganesha.pid"), "-N", "NIV_EVENT"])
-        self.stunnel_server = self.stunnel("server", f"""accept = 127.0.0.1:{self.tls_port}
+        self.tls_server = self.netty_terminator() if server == "netty" else self.stunnel("server", f"""accept = 127.0.0.1:{self.tls_port}
 connect = 127.0.0.1:{self.nfs_port}
 cert = {self.path('srv.crt')}
 key = {self.path('srv.key')}
@@ -86,6 +86,20 @@ key = {self.path('srv.key')}
         with open(conf, "w") as f:
             f.write(f"foreground = yes\npid =\n[efs]\n{section}")
         return self.spawn(["stunnel", conf], log=self.path(f"stunnel-{name}.log"))
+
+    def netty_terminator(self):
+        """The EFS side on Netty and BoringSSL (TlsTerminator.java, run from source with the
+        distribution's proxy jars): a TLS server that is not itself the bound (see docs/proxy.md)."""
+        lib = os.path.join(ROOT, "dist", "target", "efs-csi", "lib", "proxy")
+        java = os.path.join(os.environ.get("JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64"), "bin", "java")
+        return self.spawn([java, "-XX:+UseSerialGC", "-Xmx64m", "-XX:MaxDirectMemorySize=256m",
+                           f"-Djava.library.path={lib}/native", "--enable-native-access=ALL-UNNAMED",
+                           "--sun-misc-unsafe-memory-access=allow", "--add-opens=java.base/java.nio=ALL-UNNAMED",
+                           "-Dio.netty.tryReflectionSetAccessible=true", "-Dio.netty.allocator.type=unpooled",
+                           "-cp", os.path.join(lib, "*"),
+                           os.path.join(ROOT, "benchmarks", "TlsTerminator.java"), str(self.tls_port),
+                           str(self.nfs_port), self.path("srv.crt"), self.path("srv.key")],
+                          log=self.path("tls-server.log"))
 
     def stunnel_client(self):
         port = free_port()
@@ -178,12 +192,17 @@ def smaps(pid):
 
 def interleaved(paths, runs, work, mib):
     """Runs work(port), which moves mib MiB and returns its seconds, through each path in turn,
-    `runs` rounds, so that the machine's drift (it is shared) falls on every path alike; per path
-    the median seconds and CPU seconds per GiB of its process (pid None: not counted)."""
+    `runs` rounds, so that the machine's drift (it is shared) falls on every path alike; each
+    round in its own order (shuffled, seeded by the round), so that no path always runs right after
+    the same one (the path after the stunnel client measured up to 17% slower than an identical
+    proxy elsewhere in the round); per path the median seconds and CPU seconds per GiB of its
+    process (pid None: not counted)."""
     times = {name: [] for name, _, _ in paths}
     cpu = {name: 0.0 for name, _, _ in paths}
-    for _ in range(runs):
-        for name, port, pid in paths:
+    for r in range(runs):
+        order = list(paths)
+        random.Random(r).shuffle(order)
+        for name, port, pid in order:
             c0 = cpu_seconds(pid) if pid else 0
             times[name].append(work(port))
             cpu[name] += (cpu_seconds(pid) - c0) if pid else 0
