@@ -76,13 +76,7 @@ final class ControllerBenchmark {
         // the JIT's and the connection's first calls
         String scratch = efs.createFileSystem();
         for (int i = 0; i < Math.min(volumes, 200); i++) {
-          String id =
-              stub.withDeadlineAfter(30, TimeUnit.SECONDS)
-                  .createVolume(request("pvc-warm-up-" + i, scratch))
-                  .getVolume()
-                  .getVolumeId();
-          stub.withDeadlineAfter(30, TimeUnit.SECONDS)
-              .deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+          createAndDelete(stub, request("pvc-warm-up-" + i, scratch));
         }
         out.printf(
             Locale.ROOT,
@@ -101,18 +95,10 @@ final class ControllerBenchmark {
           long[] create = new long[volumes];
           long[] delete = new long[volumes];
           for (int i = 0; i < volumes; i++) {
-            CreateVolumeRequest r = request("pvc-bench-" + f + "-" + i, fileSystems[f]);
-            long t0 = System.nanoTime();
-            String id =
-                stub.withDeadlineAfter(30, TimeUnit.SECONDS)
-                    .createVolume(r)
-                    .getVolume()
-                    .getVolumeId();
-            long t1 = System.nanoTime();
-            stub.withDeadlineAfter(30, TimeUnit.SECONDS)
-                .deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
-            delete[i] = System.nanoTime() - t1;
-            create[i] = t1 - t0;
+            long[] took =
+                createAndDelete(stub, request("pvc-bench-" + f + "-" + i, fileSystems[f]));
+            create[i] = took[0];
+            delete[i] = took[1];
           }
           Map<String, Long> calls = efs.calls();
           long createCalls =
@@ -122,18 +108,8 @@ final class ControllerBenchmark {
               Locale.ROOT,
               "  %-18s %-28s %-28s %.3f %s%n",
               String.format(Locale.ROOT, "%,d", PRESENT[f]),
-              String.format(
-                  Locale.ROOT,
-                  "%.2f / %.2f / %.2f",
-                  pct(create, 50),
-                  pct(create, 99),
-                  pct(create, 100)),
-              String.format(
-                  Locale.ROOT,
-                  "%.2f / %.2f / %.2f",
-                  pct(delete, 50),
-                  pct(delete, 99),
-                  pct(delete, 100)),
+              percentiles(create),
+              percentiles(delete),
               (double) createCalls / volumes,
               calls);
         }
@@ -207,6 +183,24 @@ final class ControllerBenchmark {
       }
     }
     return bytes / (1024 * 1024);
+  }
+
+  /** One CreateVolume, then DeleteVolume of what it made: the nanoseconds of each. */
+  private static long[] createAndDelete(
+      ControllerGrpc.ControllerBlockingStub stub, CreateVolumeRequest r) {
+    long t0 = System.nanoTime();
+    String id =
+        stub.withDeadlineAfter(30, TimeUnit.SECONDS).createVolume(r).getVolume().getVolumeId();
+    long t1 = System.nanoTime();
+    stub.withDeadlineAfter(30, TimeUnit.SECONDS)
+        .deleteVolume(DeleteVolumeRequest.newBuilder().setVolumeId(id).build());
+    return new long[] {t1 - t0, System.nanoTime() - t1};
+  }
+
+  /** "p50 / p99 / max" in milliseconds. */
+  private static String percentiles(long[] nanos) {
+    return String.format(
+        Locale.ROOT, "%.2f / %.2f / %.2f", pct(nanos, 50), pct(nanos, 99), pct(nanos, 100));
   }
 
   private static double pct(long[] nanos, int p) {
