@@ -7,6 +7,6 @@ leftovers() {
     -printf 'temp: %p\n' 2>/dev/null
   find /sys/fs/cgroup -maxdepth 3 -type d -name '*efs-csi*' -printf 'cgroup: %p\n' 2>/dev/null
   awk '/ - nfs4? 127\.0\.0\.1:/ || / - tmpfs efs-test / { print "mount: " $5 }' /proc/self/mountinfo
-  pgrep -af 'io\.efscsi\.(proxy\.ProxyMain|launcher\.Main)|ganesha\.nfsd|stunnel|qemu-system' | sed 's/^/process: /'
+  pgrep -af 'io\.efscsi\.(proxy\.ProxyMain|launcher\.Main)|ganesha\.nfsd|stunnel|qemu-system|kube-apiserver|etcd --name=efs-csi' | sed 's/^/process: /'
   true
 }

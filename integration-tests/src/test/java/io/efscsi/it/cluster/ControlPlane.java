@@ -1,0 +1,285 @@
+package io.efscsi.it.cluster;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * A real Kubernetes control plane on 127.0.0.1: Debian's etcd and the v1.26 kube-apiserver from
+ * {@code ../shared/k8s}, with Node and RBAC authorisation, service-account tokens signed by a key
+ * made here, a static token for the admin, and a CA of its own. Everything lives in one temporary
+ * directory ({@code /tmp/efs-csi-cluster-*}) and goes with {@link #close()}. A start that fails
+ * throws: a suite that needs the cluster fails, never skips.
+ */
+public final class ControlPlane implements AutoCloseable {
+
+  /** The admin's static token (group system:masters). */
+  static final String ADMIN_TOKEN = "efs-csi-admin-token";
+
+  private final Path dir;
+  private final List<Process> processes = new ArrayList<>();
+  private int apiPort;
+  private SSLContext trust;
+
+  private ControlPlane(Path dir) {
+    this.dir = dir;
+  }
+
+  /** Starts etcd and the API server and waits until the API server is ready. */
+  public static ControlPlane start() throws IOException, InterruptedException {
+    ControlPlane c = new ControlPlane(Files.createTempDirectory("efs-csi-cluster-"));
+    try {
+      c.startAll();
+      return c;
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  private void startAll() throws IOException, InterruptedException {
+    Path bin = KubeBinaries.dir();
+    Pki.make(dir);
+    Files.writeString(
+        dir.resolve("tokens.csv"), ADMIN_TOKEN + ",admin,admin-uid,\"system:masters\"\n");
+    int etcdPort = freePort();
+    int peerPort = freePort();
+    apiPort = freePort();
+    processes.add(
+        run(
+            "etcd",
+            List.of(
+                "etcd",
+                "--name=efs-csi-test",
+                "--data-dir=" + dir.resolve("etcd"),
+                "--listen-client-urls=http://127.0.0.1:" + etcdPort,
+                "--advertise-client-urls=http://127.0.0.1:" + etcdPort,
+                "--listen-peer-urls=http://127.0.0.1:" + peerPort,
+                "--initial-advertise-peer-urls=http://127.0.0.1:" + peerPort,
+                "--initial-cluster=efs-csi-test=http://127.0.0.1:" + peerPort,
+                "--quota-backend-bytes=1073741824")));
+    processes.add(
+        run(
+            "kube-apiserver",
+            List.of(
+                bin.resolve("kube-apiserver").toString(),
+                "--etcd-servers=http://127.0.0.1:" + etcdPort,
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                "--secure-port=" + apiPort,
+                "--tls-cert-file=" + dir.resolve("apiserver.crt"),
+                "--tls-private-key-file=" + dir.resolve("apiserver.key"),
+                "--client-ca-file=" + dir.resolve("ca.crt"),
+                "--token-auth-file=" + dir.resolve("tokens.csv"),
+                "--authorization-mode=Node,RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--service-account-key-file=" + dir.resolve("sa.pub"),
+                "--service-account-signing-key-file=" + dir.resolve("sa.key"),
+                "--api-audiences=https://kubernetes.default.svc.cluster.local",
+                "--service-cluster-ip-range=10.96.0.0/24",
+                "--endpoint-reconciler-type=none",
+                "--allow-privileged=true",
+                "--enable-priority-and-fairness=false",
+                "--profiling=false",
+                "--kubelet-client-certificate=" + dir.resolve("admin.crt"),
+                "--kubelet-client-key=" + dir.resolve("admin.key"),
+                "--v=1")));
+    trust = trusting(dir.resolve("ca.crt"));
+    awaitReady(Duration.ofSeconds(90));
+  }
+
+  /** The API server's URL. */
+  public String url() {
+    return "https://127.0.0.1:" + apiPort;
+  }
+
+  /** This cluster's directory (certificates, logs, etcd's data). */
+  public Path dir() {
+    return dir;
+  }
+
+  /** The cluster CA's certificate file. */
+  public Path caFile() {
+    return dir.resolve("ca.crt");
+  }
+
+  /** A client with the admin's token. */
+  public KubernetesClient admin() {
+    return client(ADMIN_TOKEN);
+  }
+
+  /** A client that presents {@code token}. */
+  public KubernetesClient client(String token) {
+    Config config =
+        new ConfigBuilder(Config.empty())
+            .withMasterUrl(url())
+            .withCaCertFile(caFile().toString())
+            .withOauthToken(token)
+            .withRequestRetryBackoffLimit(0)
+            .build();
+    return new KubernetesClientBuilder().withConfig(config).build();
+  }
+
+  /**
+   * Writes a kubeconfig for {@code token} (what a process outside the cluster reads through
+   * KUBECONFIG), and returns its path.
+   */
+  public Path kubeconfig(String name, String token) throws IOException {
+    Path file = dir.resolve("kubeconfig-" + name);
+    Files.writeString(
+        file,
+        """
+        apiVersion: v1
+        kind: Config
+        clusters:
+        - name: test
+          cluster:
+            server: %s
+            certificate-authority: %s
+        users:
+        - name: %s
+          user:
+            token: %s
+        contexts:
+        - name: test
+          context:
+            cluster: test
+            user: %s
+        current-context: test
+        """
+            .formatted(url(), caFile(), name, token, name));
+    return file;
+  }
+
+  /** An HTTP client that trusts this cluster's CA. */
+  public SSLContext trust() {
+    return trust;
+  }
+
+  private void awaitReady(Duration limit) throws IOException, InterruptedException {
+    HttpClient http = HttpClient.newBuilder().sslContext(trust).build();
+    long end = System.nanoTime() + limit.toNanos();
+    String last = "no answer";
+    while (System.nanoTime() < end) {
+      for (Process p : processes) {
+        if (!p.isAlive()) {
+          throw new IOException(
+              "the control plane did not start: a process exited with "
+                  + p.exitValue()
+                  + "; logs in "
+                  + dir
+                  + "\n"
+                  + tail(dir.resolve("kube-apiserver.log"))
+                  + tail(dir.resolve("etcd.log")));
+        }
+      }
+      try {
+        HttpResponse<String> r =
+            http.send(
+                HttpRequest.newBuilder(URI.create(url() + "/readyz"))
+                    .header("Authorization", "Bearer " + ADMIN_TOKEN)
+                    .timeout(Duration.ofSeconds(5))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 200) {
+          return;
+        }
+        last = r.statusCode() + " " + r.body();
+      } catch (IOException e) {
+        last = e.toString();
+      }
+      Thread.sleep(250);
+    }
+    throw new IOException(
+        "the API server was not ready within "
+            + limit
+            + ": "
+            + last
+            + "\n"
+            + tail(dir.resolve("kube-apiserver.log")));
+  }
+
+  private Process run(String name, List<String> command) throws IOException {
+    return new ProcessBuilder(command)
+        .directory(dir.toFile())
+        .redirectErrorStream(true)
+        .redirectOutput(dir.resolve(name + ".log").toFile())
+        .start();
+  }
+
+  static String tail(Path log) {
+    try {
+      List<String> lines = Files.readAllLines(log);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size())) + "\n";
+    } catch (IOException e) {
+      return "(no " + log.getFileName() + ")\n";
+    }
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  private static SSLContext trusting(Path caFile) throws IOException {
+    try (var in = Files.newInputStream(caFile)) {
+      X509Certificate ca =
+          (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
+      KeyStore ks = KeyStore.getInstance("PKCS12");
+      ks.load(null, null);
+      ks.setCertificateEntry("ca", ca);
+      TrustManagerFactory tmf =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(ks);
+      SSLContext ctx = SSLContext.getInstance("TLS");
+      ctx.init(null, tmf.getTrustManagers(), null);
+      return ctx;
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IOException("cannot trust " + caFile + ": " + e, e);
+    }
+  }
+
+  /** Stops every process (the last started first) and removes the directory. */
+  @Override
+  public void close() {
+    for (Process p : processes.reversed()) {
+      p.destroy();
+      try {
+        if (!p.waitFor(15, TimeUnit.SECONDS)) {
+          p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        p.destroyForcibly();
+      }
+    }
+    processes.clear();
+    if (System.getProperty("efscsi.cluster.keep") != null) {
+      return;
+    }
+    try (var s = Files.walk(dir)) {
+      s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException("cannot remove " + dir, e);
+    }
+  }
+}
