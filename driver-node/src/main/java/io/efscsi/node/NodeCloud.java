@@ -46,9 +46,14 @@ final class NodeCloud implements AutoCloseable {
   private volatile ClientCertificates certificates;
   private volatile NotReadyTaintRemover taint;
   private KubernetesClient eventsClient;
+  private final io.efscsi.node.events.PublishedPods publishedPods;
 
-  NodeCloud(Map<String, String> env) {
+  /**
+   * @param publishedPods the pods NodePublishVolume named (events go on them)
+   */
+  NodeCloud(Map<String, String> env, io.efscsi.node.events.PublishedPods publishedPods) {
     this.env = env;
+    this.publishedPods = publishedPods;
   }
 
   private Supplier<KubernetesClient> kubernetes() {
@@ -202,8 +207,8 @@ final class NodeCloud implements AutoCloseable {
   }
 
   /**
-   * Where takeover news goes: the log, and Events on the pods when the plugin runs in a cluster
-   * ({@code KUBERNETES_SERVICE_HOST} and {@code CSI_NODE_NAME} set).
+   * Where takeover news goes: the log, and Events (on the pods, else the Node) when the plugin runs
+   * in a cluster ({@code KUBERNETES_SERVICE_HOST} and {@code CSI_NODE_NAME} set).
    */
   io.efscsi.node.takeover.TakeoverEvents takeoverEvents() {
     return events()
@@ -220,7 +225,10 @@ final class NodeCloud implements AutoCloseable {
     if (events == null) {
       events =
           new io.efscsi.node.events.PodEvents(
-              this::eventsClient, node, java.time.Clock.systemUTC());
+              new io.efscsi.node.events.KubernetesEventApi(this::eventsClient),
+              publishedPods,
+              node,
+              java.time.Clock.systemUTC());
     }
     return java.util.Optional.of(events);
   }

@@ -7,6 +7,7 @@ import io.efscsi.common.identity.Readiness;
 import io.efscsi.node.cloud.NodeMetadata;
 import io.efscsi.node.events.PodEvents;
 import io.efscsi.node.events.ProxyEvents;
+import io.efscsi.node.events.PublishedPods;
 import io.efscsi.node.mount.CommandMounter;
 import io.efscsi.node.mount.MountPoints;
 import io.efscsi.node.mount.Mounter;
@@ -74,7 +75,8 @@ public final class NodePlugin implements Plugin {
   public NodePlugin(NodeOptions options, Map<String, String> env) {
     this.options = options;
     this.lookup = new AwsMountTargetLookup();
-    this.cloud = new NodeCloud(env);
+    PublishedPods publishedPods = new PublishedPods();
+    this.cloud = new NodeCloud(env, publishedPods);
     NodeMetadata metadata = cloud.metadata();
     MountPlanner planner =
         new MountPlanner(
@@ -120,6 +122,7 @@ public final class NodePlugin implements Plugin {
                             Duration.ofMinutes(30),
                             java.time.Clock.systemUTC()))
                     : Optional.empty()),
+            publishedPods,
             metadata,
             options.maxInflightMountCalls(),
             options.volumeAttachLimit(),
@@ -287,7 +290,7 @@ public final class NodePlugin implements Plugin {
     }
   }
 
-  /** Events about proxies on the pods and volumes they serve, when in a cluster. */
+  /** Events about proxies on the pods they serve and on the Node, when in a cluster. */
   private ProxySupervisor.Listener proxyEvents() {
     Optional<PodEvents> e = cloud.events();
     if (proxyEventsSender != null) {

@@ -25,19 +25,24 @@ import io.efscsi.csi.v1.VolumeCapability;
 import io.efscsi.csi.v1.VolumeCondition;
 import io.efscsi.csi.v1.VolumeUsage;
 import io.efscsi.node.cloud.NodeMetadata;
+import io.efscsi.node.events.PublishedPods;
 import io.efscsi.node.volume.MountPlan;
+import io.efscsi.node.volume.PodRef;
+import io.efscsi.node.volume.VolumeContext;
 import io.grpc.Status;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.concurrent.Semaphore;
 
 /**
  * The CSI Node service: validates, takes the per-volume guard, delegates to {@link StagingMounts},
- * {@link PublishMounts} and {@link VolumeHealth}, and maps results. Errors are DriverExceptions,
- * turned into gRPC codes by the server's interceptor.
+ * {@link PublishMounts} and {@link VolumeHealth}, and maps results; tells {@link PublishedPods}
+ * which pod a target is published for (events go on it). Errors are DriverExceptions, turned into
+ * gRPC codes by the server's interceptor.
  */
 public final class NodeService extends NodeGrpc.NodeImplBase {
 
@@ -47,6 +52,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
   private final StagingMounts staging;
   private final PublishMounts publishing;
   private final VolumeHealth health;
+  private final PublishedPods pods;
   private final NodeMetadata node;
   private final OptionalInt volumeAttachLimit;
   private final boolean volumeStats;
@@ -59,6 +65,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
       StagingMounts staging,
       PublishMounts publishing,
       VolumeHealth health,
+      PublishedPods pods,
       NodeMetadata node,
       OptionalInt maxInflightMountCalls,
       OptionalInt volumeAttachLimit,
@@ -67,6 +74,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     this.staging = staging;
     this.publishing = publishing;
     this.health = health;
+    this.pods = pods;
     this.node = node;
     this.volumeAttachLimit = volumeAttachLimit;
     this.volumeStats = volumeStats;
@@ -104,6 +112,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
   public void nodePublishVolume(
       NodePublishVolumeRequest req, StreamObserver<NodePublishVolumeResponse> out) {
     String volumeId = required("volume_id", req.getVolumeId());
+    Optional<PodRef> pod = VolumeContext.podRef(req.getVolumeContextMap());
     Path stagingPath = path("staging_target_path", req.getStagingTargetPath());
     Path targetPath = path("target_path", req.getTargetPath());
     checkCapability(req.hasVolumeCapability(), req.getVolumeCapability());
@@ -112,7 +121,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         "NodePublishVolume",
         volumeId,
         true,
-        () -> publishing.publish(volumeId, stagingPath, targetPath, readOnly),
+        () -> {
+          publishing.publish(volumeId, stagingPath, targetPath, readOnly);
+          pod.ifPresent(p -> pods.published(targetPath.toString(), p));
+        },
         targetPath.toString());
     reply(out, NodePublishVolumeResponse.getDefaultInstance());
   }
@@ -126,7 +138,10 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
         "NodeUnpublishVolume",
         volumeId,
         false,
-        () -> publishing.unpublish(volumeId, targetPath),
+        () -> {
+          publishing.unpublish(volumeId, targetPath);
+          pods.unpublished(targetPath.toString());
+        },
         targetPath.toString());
     reply(out, NodeUnpublishVolumeResponse.getDefaultInstance());
   }

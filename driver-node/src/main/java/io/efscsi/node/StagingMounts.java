@@ -50,7 +50,7 @@ public final class StagingMounts {
     this.unmountWait = unmountWait;
   }
 
-  /** Told of every failed stage: the volume id and why (events on the PersistentVolume). */
+  /** Told of every failed stage: the volume id and why (an event on the Node). */
   public void onStageFailure(java.util.function.BiConsumer<String, String> listener) {
     this.failures = listener;
   }

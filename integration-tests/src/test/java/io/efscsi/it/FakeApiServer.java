@@ -1,10 +1,7 @@
 package io.efscsi.it;
 
 import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.PodListBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.http.RecordedRequest;
@@ -12,13 +9,15 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * A fake Kubernetes API server (fabric8's mock) for the node plugin's events: a pod in {@code
- * team-a} per proxy port, whose target path {@link #target} carries that port, and its
- * PersistentVolume {@code pv-<port>}; the events it receives are kept.
+ * A fake Kubernetes API server (fabric8's mock) for the node plugin's events: it serves the Node
+ * {@link #NODE} only (the plugin reads no pods and no PersistentVolumes) and keeps the events it
+ * receives. A pod per proxy port uses it, at {@link #target}; without a NodePublishVolume naming
+ * it, its news goes on the Node.
  */
 final class FakeApiServer implements AutoCloseable {
 
   static final String NODE = "node-it";
+  static final String NODE_UID = "node-it-uid";
 
   private final KubernetesMockServer server = new KubernetesMockServer(false);
   final List<Event> events = new CopyOnWriteArrayList<>();
@@ -33,6 +32,19 @@ final class FakeApiServer implements AutoCloseable {
           .andReply(201, this::keep)
           .always();
     }
+    server
+        .expect()
+        .get()
+        .withPath("/api/v1/nodes/" + NODE)
+        .andReturn(
+            200,
+            new NodeBuilder()
+                .withNewMetadata()
+                .withName(NODE)
+                .withUid(NODE_UID)
+                .endMetadata()
+                .build())
+        .always();
   }
 
   private Object keep(RecordedRequest r) {
@@ -58,50 +70,14 @@ final class FakeApiServer implements AutoCloseable {
         + "/mount";
   }
 
-  /** Serves the node's pods and their volumes, one per port (call once, with every port). */
-  void podsOn(List<Integer> ports) {
-    List<Pod> pods =
-        ports.stream()
-            .map(p ->
-                new PodBuilder()
-                    .withNewMetadata()
-                    .withNamespace("team-a")
-                    .withName("app-" + p)
-                    .withUid(uid(p))
-                    .endMetadata()
-                    .withNewSpec()
-                    .withNodeName(NODE)
-                    .endSpec()
-                    .build())
-            .toList();
-    server
-        .expect()
-        .get()
-        .withPath("/api/v1/pods?fieldSelector=spec.nodeName%3D" + NODE)
-        .andReturn(200, new PodListBuilder().withItems(pods).build())
-        .always();
-    for (int p : ports) {
-      server
-          .expect()
-          .get()
-          .withPath("/api/v1/persistentvolumes/pv-" + p)
-          .andReturn(
-              200,
-              new PersistentVolumeBuilder()
-                  .withNewMetadata()
-                  .withName("pv-" + p)
-                  .withUid("pv-uid-" + p)
-                  .endMetadata()
-                  .build())
-          .always();
-    }
-  }
-
-  /** The reasons of the events received on the object {@code kind/name}, in order. */
-  List<String> reasons(String kind, String name) {
+  /** The reasons of the events on the Node about the PersistentVolume of {@code port}, in order. */
+  List<String> nodeReasons(int port) {
     return events.stream()
-        .filter(e -> e.getInvolvedObject().getKind().equals(kind))
-        .filter(e -> e.getInvolvedObject().getName().equals(name))
+        .filter(e -> e.getInvolvedObject().getKind().equals("Node"))
+        .filter(e -> e.getInvolvedObject().getName().equals(NODE))
+        .filter(e -> e.getInvolvedObject().getUid().equals(NODE_UID))
+        .filter(e -> e.getMessage().startsWith("PersistentVolume pv-" + port + ": "))
+        .filter(e -> e.getMessage().contains(uid(port)))
         .map(Event::getReason)
         .toList();
   }

@@ -196,7 +196,12 @@ public final class SupervisorHost {
                     .build())
             .build();
     return new io.efscsi.node.events.ProxyEvents(
-        new io.efscsi.node.events.PodEvents(() -> client, a.get("node"), Clock.systemUTC()), table);
+        new io.efscsi.node.events.PodEvents(
+            new io.efscsi.node.events.KubernetesEventApi(() -> client),
+            new io.efscsi.node.events.PublishedPods(),
+            a.get("node"),
+            Clock.systemUTC()),
+        table);
   }
 
   private static SupervisorConfig withStartTimeout(SupervisorConfig c, Duration start) {

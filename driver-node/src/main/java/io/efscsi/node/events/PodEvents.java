@@ -1,39 +1,39 @@
 package io.efscsi.node.events;
 
+import io.efscsi.node.volume.PodRef;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
-import io.fabric8.kubernetes.api.model.ObjectMeta;
-import io.fabric8.kubernetes.api.model.PersistentVolume;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Kubernetes Events on the pods of this node, named by a kubelet target path ({@code
- * …/pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount}). The same reason and message for the same pod
- * again updates that event's count and last time, as kubelet's recorder aggregates, instead of a
- * new event; and at most {@link SpamFilter}'s burst per object, as kubelet's spam filter. Events on
- * PersistentVolumes likewise. The driver works on when the API server is unreachable or forbids it:
- * a failure is logged once at WARN (then at DEBUG) and the event is dropped.
+ * Kubernetes Events about the volumes of this node, without reading pods or PersistentVolumes.
+ *
+ * <ul>
+ *   <li>An event about a target path goes on its Pod when NodePublishVolume named the pod ({@link
+ *       PublishedPods}); otherwise (published before a plugin restart, a taken-over Go-driver
+ *       mount) on this node's Node object, its message naming the pod uid and the PV of the path.
+ *   <li>Events about a PersistentVolume or a volume handle go on the Node, naming it.
+ * </ul>
+ *
+ * As kubelet's recorder: the same involved object and reason again (whatever the message) counts on
+ * the event posted before (one PATCH: count, last time, message) while it is in the bounded {@link
+ * EventCache}; and at most {@link SpamFilter}'s burst per object. Node events are told apart by
+ * what they are about (the pod or volume), so that one volume's news never overwrites another's.
+ * The driver works on when the API server is unreachable or forbids it: a failure is logged once at
+ * WARN (then at DEBUG) and the event is dropped.
  */
 public final class PodEvents {
 
   private static final Logger LOG = LoggerFactory.getLogger(PodEvents.class);
-  private static final Pattern POD_TARGET =
-      Pattern.compile(".*/pods/([^/]+)/volumes/kubernetes\\.io~csi/([^/]+)/mount");
   private static final int MAX_MESSAGE = 1024;
+
+  /** Where kubelet puts events on cluster-scoped objects (the Node). */
+  private static final String NODE_EVENTS_NAMESPACE = "default";
 
   /** An event's type, as the API names them. */
   public enum Type {
@@ -41,125 +41,141 @@ public final class PodEvents {
     Warning
   }
 
-  private final Supplier<KubernetesClient> client;
+  /**
+   * The object an event goes on and what it is about.
+   *
+   * @param uid the object's uid; null for this node's (read once, when first needed)
+   * @param subject for events on the Node: the pod or volume they are about, else empty
+   */
+  private record Involved(
+      String eventNamespace,
+      String kind,
+      String namespace,
+      String name,
+      String uid,
+      String subject) {
+
+    /** The spam filter's object and the aggregation key's first part. */
+    String key() {
+      return kind + "/" + namespace + "/" + name + "/" + uid + "\u0000" + subject;
+    }
+
+    @Override
+    public String toString() {
+      return kind + " " + name + (subject.isEmpty() ? "" : " (" + subject + ")");
+    }
+  }
+
+  private final EventApi api;
+  private final PublishedPods pods;
   private final String nodeName;
   private final Clock clock;
-  private final Map<String, Event> posted = new ConcurrentHashMap<>();
   private final SpamFilter spam;
+  private final EventCache cache = new EventCache();
+  private final AtomicLong lastSuffix = new AtomicLong();
+  private volatile String nodeUid;
   private volatile String lastFailure;
 
   /**
-   * @param client the API client, made on first use
-   * @param nodeName this node (the pods are looked up among the node's)
+   * @param pods the pods NodePublishVolume named, by target path
+   * @param nodeName this node (the Node events go on)
    */
-  public PodEvents(Supplier<KubernetesClient> client, String nodeName, Clock clock) {
-    this.client = client;
+  public PodEvents(EventApi api, PublishedPods pods, String nodeName, Clock clock) {
+    this.api = api;
+    this.pods = pods;
     this.nodeName = nodeName;
     this.clock = clock;
     this.spam = new SpamFilter(clock);
   }
 
-  /** The pod uid of a kubelet target path, if it is one. */
-  public static Optional<String> podUid(String targetPath) {
-    Matcher m = POD_TARGET.matcher(targetPath);
-    return m.matches() ? Optional.of(m.group(1)) : Optional.empty();
+  /** Whether events about {@code targetPath} go on its Pod (the pod is known). */
+  public boolean knowsPodOf(String targetPath) {
+    return pods.pod(targetPath).isPresent();
   }
 
   /**
-   * Records an event on the pod whose volume is mounted at {@code targetPath}; false when no event
-   * was recorded (not a pod's path, no such pod on this node, or the API refused).
+   * Records an event about the volume mounted at {@code targetPath}: on its Pod when known, else on
+   * the Node naming the pod uid and PV (or the path); false when none was recorded (spam budget
+   * spent, the API refused).
    */
   public boolean record(String targetPath, Type type, String reason, String message) {
-    Optional<String> uid = podUid(targetPath);
-    if (uid.isEmpty()) {
-      return false;
+    Optional<PodRef> pod = pods.pod(targetPath);
+    if (pod.isPresent()) {
+      PodRef p = pod.get();
+      Involved on = new Involved(p.namespace(), "Pod", p.namespace(), p.name(), p.uid(), "");
+      return post(on, type, reason, message);
     }
-    return post(
-        "pod " + uid.get(),
-        type,
-        reason,
-        message,
-        k ->
-            pod(k, uid.get())
-                .map(p -> {
-                  ObjectMeta m = p.getMetadata();
-                  return new Involved(
-                      m.getNamespace(), "Pod", m.getNamespace(), m.getName(), m.getUid());
-                }));
+    String subject =
+        PodTarget.parse(targetPath)
+            .map(t -> "pod " + t.podUid() + ", PersistentVolume " + t.volume())
+            .orElse("target " + targetPath);
+    return onNode(subject, type, reason, message);
   }
 
-  /**
-   * Records an event on the PersistentVolume {@code pvName} (in namespace {@code default}, where
-   * events on cluster-scoped objects go); false when none was recorded.
-   */
+  /** Records an event about the PersistentVolume {@code pvName}, on the Node, naming it. */
   public boolean recordOnVolume(String pvName, Type type, String reason, String message) {
-    return post("volume " + pvName, type, reason, message, k -> volume(volumeNamed(k, pvName)));
+    return onNode("PersistentVolume " + pvName, type, reason, message);
   }
 
-  /** As {@link #recordOnVolume}, on the PersistentVolume of this CSI volume handle, if any. */
+  /** Records an event about the volume with this CSI volume handle, on the Node, naming it. */
   public boolean recordOnVolumeHandle(String volumeId, Type type, String reason, String message) {
-    return post(
-        "volume " + volumeId, type, reason, message, k -> volume(volumeWithHandle(k, volumeId)));
+    return onNode("volume " + volumeId, type, reason, message);
   }
 
-  /** The object an event is about, and the namespace the event goes to. */
-  private record Involved(
-      String eventNamespace, String kind, String namespace, String name, String uid) {}
+  /** Entries in the aggregation cache (tests). */
+  int cached() {
+    return cache.size();
+  }
 
-  private static Optional<Involved> volume(Optional<PersistentVolume> pv) {
-    return pv.map(v ->
-        new Involved(
-            "default",
-            "PersistentVolume",
-            null,
-            v.getMetadata().getName(),
-            v.getMetadata().getUid()));
+  private boolean onNode(String subject, Type type, String reason, String message) {
+    Involved node = new Involved(NODE_EVENTS_NAMESPACE, "Node", null, nodeName, null, subject);
+    return post(node, type, reason, subject + ": " + message);
   }
 
   /**
-   * Posts an event on {@code object} (new, or the same one counted again), within the object's spam
-   * budget; false when none was recorded (no such object, budget spent, the API refused).
+   * Posts an event on {@code on} (new, or the same object and reason counted again), within the
+   * object's spam budget; false when none was recorded (budget spent, the API refused).
    */
-  private boolean post(
-      String object,
-      Type type,
-      String reason,
-      String message,
-      java.util.function.Function<KubernetesClient, Optional<Involved>> find) {
-    String key = object + "\u0000" + reason + "\u0000" + message;
-    if (!spam.allow(object)) {
-      LOG.debug("event {} on {} dropped: too many events on it", reason, object);
+  private boolean post(Involved on, Type type, String reason, String message) {
+    String text = message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message;
+    if (!spam.allow(on.key())) {
+      LOG.debug("event {} on {} dropped: too many events on it", reason, on);
       return false;
     }
+    String key = on.key() + "\u0000" + reason;
     try {
-      KubernetesClient k = client.get();
-      Event earlier = posted.get(key);
-      if (earlier != null && again(k, key, earlier)) {
-        return true;
+      Instant now = clock.instant();
+      Optional<EventCache.Posted> earlier = cache.get(key, now.toEpochMilli());
+      if (earlier.isPresent()) {
+        EventCache.Posted e = earlier.get();
+        int count = e.count() + 1;
+        if (api.update(e.namespace(), e.name(), count, now, text)) {
+          cache.put(key, new EventCache.Posted(e.namespace(), e.name(), count), now.toEpochMilli());
+          return true;
+        }
+        cache.remove(key); // gone from the API server: a new one
       }
-      Optional<Involved> found = find.apply(k);
-      if (found.isEmpty()) {
-        LOG.debug("no {} on node {}: no event ({})", object, nodeName, reason);
-        return false;
-      }
-      posted.put(key, create(k, found.get(), type, reason, message));
+      Event created = event(on, on.uid() == null ? nodeUid() : on.uid(), type, reason, text, now);
+      api.create(created);
+      cache.put(
+          key,
+          new EventCache.Posted(on.eventNamespace(), created.getMetadata().getName(), 1),
+          now.toEpochMilli());
       return true;
     } catch (RuntimeException e) {
-      failed(reason, object, e);
+      failed(reason, on.toString(), e);
       return false;
     }
   }
 
-  private static Optional<PersistentVolume> volumeNamed(KubernetesClient k, String name) {
-    return Optional.ofNullable(k.persistentVolumes().withName(name).get());
-  }
-
-  private static Optional<PersistentVolume> volumeWithHandle(KubernetesClient k, String handle) {
-    return k.persistentVolumes().list().getItems().stream()
-        .filter(pv -> pv.getSpec() != null && pv.getSpec().getCsi() != null)
-        .filter(pv -> "efs.csi.aws.com".equals(pv.getSpec().getCsi().getDriver()))
-        .filter(pv -> handle.equals(pv.getSpec().getCsi().getVolumeHandle()))
-        .findFirst();
+  /** This node's uid, read once; the node's name when it has none to read (as kubelet does). */
+  private String nodeUid() {
+    String uid = nodeUid;
+    if (uid == null) {
+      uid = api.nodeUid(nodeName).orElse(nodeName);
+      nodeUid = uid;
+    }
+    return uid;
   }
 
   private void failed(String reason, String on, RuntimeException e) {
@@ -172,72 +188,39 @@ public final class PodEvents {
     }
   }
 
-  /** The same event again: count + 1 and a new last time (one PATCH); false when it expired. */
-  private boolean again(KubernetesClient k, String key, Event earlier) {
-    int count = (earlier.getCount() == null ? 1 : earlier.getCount()) + 1;
-    String last = clock.instant().toString();
-    try {
-      Event patched =
-          k.v1()
-              .events()
-              .inNamespace(earlier.getMetadata().getNamespace())
-              .withName(earlier.getMetadata().getName())
-              .patch(
-                  PatchContext.of(PatchType.JSON_MERGE),
-                  "{\"count\":" + count + ",\"lastTimestamp\":\"" + last + "\"}");
-      Event e = new EventBuilder(earlier).withCount(count).withLastTimestamp(last).build();
-      posted.put(key, patched == null ? e : patched);
-      return true;
-    } catch (KubernetesClientException x) {
-      if (x.getCode() == 404) {
-        posted.remove(key);
-        return false; // events live an hour: a new one
-      }
-      throw x;
-    }
+  /** A name unique in this process: the object's and a time in ns, as kubelet names events. */
+  private String eventName(String object, Instant now) {
+    long t = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    long suffix = lastSuffix.accumulateAndGet(t, (last, next) -> Math.max(last + 1, next));
+    return object + "." + Long.toHexString(suffix);
   }
 
-  private Optional<Pod> pod(KubernetesClient k, String uid) {
-    return k.pods().inAnyNamespace().withField("spec.nodeName", nodeName).list().getItems().stream()
-        .filter(p -> uid.equals(p.getMetadata().getUid()))
-        .findFirst();
-  }
-
-  private Event create(KubernetesClient k, Involved o, Type type, String reason, String message) {
-    String ns = o.eventNamespace();
-    String name = o.name();
-    Instant now = clock.instant();
-    Event e =
-        new EventBuilder()
-            .withNewMetadata()
-            .withNamespace(ns)
-            .withName(
-                name
-                    + "."
-                    + Long.toHexString(now.getEpochSecond() * 1_000_000_000L + now.getNano()))
-            .endMetadata()
-            .withNewInvolvedObject()
-            .withApiVersion("v1")
-            .withKind(o.kind())
-            .withNamespace(o.namespace())
-            .withName(name)
-            .withUid(o.uid())
-            .endInvolvedObject()
-            .withType(type.name())
-            .withReason(reason)
-            .withMessage(
-                message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message)
-            .withCount(1)
-            .withFirstTimestamp(now.toString())
-            .withLastTimestamp(now.toString())
-            .withNewSource()
-            .withComponent("efs-csi-node")
-            .withHost(nodeName)
-            .endSource()
-            .withReportingComponent("efs.csi.aws.com")
-            .withReportingInstance(nodeName)
-            .build();
-    Event created = k.v1().events().inNamespace(ns).resource(e).create();
-    return created == null ? e : created;
+  private Event event(
+      Involved o, String uid, Type type, String reason, String message, Instant now) {
+    return new EventBuilder()
+        .withNewMetadata()
+        .withNamespace(o.eventNamespace())
+        .withName(eventName(o.name(), now))
+        .endMetadata()
+        .withNewInvolvedObject()
+        .withApiVersion("v1")
+        .withKind(o.kind())
+        .withNamespace(o.namespace())
+        .withName(o.name())
+        .withUid(uid)
+        .endInvolvedObject()
+        .withType(type.name())
+        .withReason(reason)
+        .withMessage(message)
+        .withCount(1)
+        .withFirstTimestamp(now.toString())
+        .withLastTimestamp(now.toString())
+        .withNewSource()
+        .withComponent("efs-csi-node")
+        .withHost(nodeName)
+        .endSource()
+        .withReportingComponent("efs.csi.aws.com")
+        .withReportingInstance(nodeName)
+        .build();
   }
 }

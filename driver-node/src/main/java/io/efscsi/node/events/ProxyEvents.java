@@ -4,30 +4,30 @@ import io.efscsi.supervisor.ProxySupervisor;
 import io.efscsi.supervisor.mounts.MountInfo;
 import io.efscsi.supervisor.mounts.MountTable;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the supervisor hears about a proxy, as Kubernetes Events on the pods whose volume it serves
- * (their targets carry its port in the mount table) and on their PersistentVolumes: ProxyRestarted,
- * ProxyOOMKilled, ProxyCrashLooping, OrphanMountUnmounted. Sent from a thread of its own with a
- * bounded queue (the supervisor calls its listener holding a proxy's lock; an API server that is
- * slow or gone must never hold it up), aggregated and rate-limited by {@link PodEvents}.
+ * What the supervisor hears about a proxy, as Kubernetes Events: ProxyRestarted, ProxyOOMKilled,
+ * ProxyCrashLooping, OrphanMountUnmounted. The pods whose volume it serves (their targets carry its
+ * port in the mount table) get it on their Pod when their names are known ({@link PublishedPods});
+ * and the Node gets one per PersistentVolume, naming it and the uids of the pods using it on the
+ * node (the only trace for pods published before a plugin restart). Sent from a thread of its own
+ * with a bounded queue (the supervisor calls its listener holding a proxy's lock; an API server
+ * that is slow or gone must never hold it up), aggregated and rate-limited by {@link PodEvents}.
  */
 public final class ProxyEvents implements ProxySupervisor.Listener, AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(ProxyEvents.class);
-  private static final Pattern TARGET =
-      Pattern.compile(".*/pods/[^/]+/volumes/kubernetes\\.io~csi/([^/]+)/mount");
-
   private final PodEvents events;
   private final MountTable table;
   private final ThreadPoolExecutor sender =
@@ -107,21 +107,25 @@ public final class ProxyEvents implements ProxySupervisor.Listener, AutoCloseabl
             }
           }
         }
-        Set<String> volumes = new LinkedHashSet<>();
-        List<String> pods = new ArrayList<>();
+        Map<String, List<String>> podsByVolume = new LinkedHashMap<>();
         for (String t : targets) {
-          Matcher m = TARGET.matcher(t);
-          if (m.matches()) {
-            pods.add(t);
-            volumes.add(m.group(1));
+          Optional<PodTarget> pt = PodTarget.parse(t);
+          if (pt.isEmpty()) {
+            continue;
+          }
+          podsByVolume
+              .computeIfAbsent(pt.get().volume(), v -> new ArrayList<>())
+              .add(pt.get().podUid());
+          if (events.knowsPodOf(t)) {
+            events.record(t, PodEvents.Type.Warning, reason, message);
           }
         }
-        for (String t : pods) {
-          events.record(t, PodEvents.Type.Warning, reason, message);
-        }
-        for (String pv : volumes) {
-          events.recordOnVolume(pv, PodEvents.Type.Warning, reason, message);
-        }
+        podsByVolume.forEach((pv, uids) ->
+            events.recordOnVolume(
+                pv,
+                PodEvents.Type.Warning,
+                reason,
+                message + " (pods on this node using it: " + String.join(", ", uids) + ")"));
       } catch (Exception e) {
         LOG.debug("no {} event for port {}: {}", reason, port, e.toString());
       }

@@ -22,7 +22,12 @@ import java.util.TreeMap;
  *       this node's (a comma in any value would be an injected mount option);
  *   <li>{@code crossaccount}: Go bool;
  *   <li>{@code storage.kubernetes.io/csiProvisionerIdentity} and {@code csiProvisionerIdentity}:
- *       ignored.
+ *       ignored;
+ *   <li>what kubelet adds at NodePublishVolume with {@code podInfoOnMount} ({@code
+ *       csi.storage.k8s.io/pod.name}, {@code pod.namespace}, {@code pod.uid}, {@code
+ *       serviceAccount.name}): ignored for the mount ({@link #podRef} reads them for events);
+ *   <li>{@code csi.storage.k8s.io/ephemeral}: Go bool; {@code true} (an inline CSI volume in a pod
+ *       spec) is INVALID_ARGUMENT: the driver mounts persistent volumes only.
  * </ul>
  *
  * Anything else, including the removed {@code path}, is INVALID_ARGUMENT {@code "Volume context
@@ -39,6 +44,14 @@ public record VolumeContext(
     Optional<String> mountTargetIp,
     SortedMap<String, String> mountTargetIpMap,
     boolean crossAccount) {
+
+  /** Pod information kubelet adds to NodePublishVolume's volume context with podInfoOnMount. */
+  public static final String POD_NAME = "csi.storage.k8s.io/pod.name";
+
+  public static final String POD_NAMESPACE = "csi.storage.k8s.io/pod.namespace";
+  public static final String POD_UID = "csi.storage.k8s.io/pod.uid";
+  public static final String SERVICE_ACCOUNT_NAME = "csi.storage.k8s.io/serviceAccount.name";
+  public static final String EPHEMERAL = "csi.storage.k8s.io/ephemeral";
 
   public static final VolumeContext DEFAULT =
       new VolumeContext(true, Optional.empty(), new TreeMap<>(), false);
@@ -75,6 +88,11 @@ public record VolumeContext(
       String v = e.getValue();
       switch (k.toLowerCase(Locale.ROOT)) {
         case "storage.kubernetes.io/csiprovisioneridentity", "csiprovisioneridentity" -> {}
+        case "csi.storage.k8s.io/pod.name",
+            "csi.storage.k8s.io/pod.namespace",
+            "csi.storage.k8s.io/pod.uid",
+            "csi.storage.k8s.io/serviceaccount.name" -> {}
+        case "csi.storage.k8s.io/ephemeral" -> checkPersistent(k, v);
         case "encryptintransit" -> encrypt = bool(k, v);
         case "crossaccount" -> crossAccount = bool(k, v);
         case "mounttargetip" -> {
@@ -93,6 +111,38 @@ public record VolumeContext(
       }
     }
     return new VolumeContext(encrypt, ip, ipMap, crossAccount);
+  }
+
+  /**
+   * The pod a NodePublishVolume is for, when kubelet names it (namespace, name and uid all given);
+   * INVALID_ARGUMENT for an inline ephemeral volume ({@code csi.storage.k8s.io/ephemeral=true}).
+   * Only these keys are read: the PV's own attributes were checked at NodeStageVolume.
+   */
+  public static Optional<PodRef> podRef(Map<String, String> volumeContext) {
+    for (Map.Entry<String, String> e : volumeContext.entrySet()) {
+      if (e.getKey().equalsIgnoreCase(EPHEMERAL)) {
+        checkPersistent(e.getKey(), e.getValue());
+      }
+    }
+    String namespace = volumeContext.getOrDefault(POD_NAMESPACE, "");
+    String name = volumeContext.getOrDefault(POD_NAME, "");
+    String uid = volumeContext.getOrDefault(POD_UID, "");
+    if (namespace.isBlank() || name.isBlank() || uid.isBlank()) {
+      return Optional.empty();
+    }
+    return Optional.of(new PodRef(namespace, name, uid));
+  }
+
+  private static void checkPersistent(String key, String value) {
+    if (bool(key, value)) {
+      throw invalid(
+          "Volume context property "
+              + GoSyntax.quote(key)
+              + "="
+              + GoSyntax.quote(value)
+              + " is not supported: the driver mounts persistent volumes only, not inline"
+              + " ephemeral volumes (use a PersistentVolumeClaim)");
+    }
   }
 
   private static boolean bool(String key, String value) {

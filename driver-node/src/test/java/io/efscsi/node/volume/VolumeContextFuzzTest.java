@@ -9,15 +9,31 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Any volumeAttributes map (keys of the Go driver's, in any case, with any values, or others) and
- * any mount options parse or are INVALID_ARGUMENT with a message.
+ * Any volumeAttributes map (keys of the Go driver's and kubelet's pod info, in any case, with any
+ * values, or others) and any mount options parse or are INVALID_ARGUMENT with a message; the pod
+ * reference of the same map likewise, and it names the pod only with namespace, name and uid.
  */
 class VolumeContextFuzzTest {
 
   static final String[] KEYS = {
-    "encryptInTransit", "encryptintransit", "mounttargetip", "mountTargetIp", "az",
-        "storage.kubernetes.io/csiProvisionerIdentity",
-    "crossaccount", "mounttargetipmap", "fsap", "path", "mountOptions", "x"
+    "encryptInTransit",
+    "encryptintransit",
+    "mounttargetip",
+    "mountTargetIp",
+    "az",
+    "storage.kubernetes.io/csiProvisionerIdentity",
+    "crossaccount",
+    "mounttargetipmap",
+    "fsap",
+    "path",
+    "mountOptions",
+    "x",
+    VolumeContext.POD_NAME,
+    VolumeContext.POD_NAMESPACE,
+    VolumeContext.POD_UID,
+    VolumeContext.SERVICE_ACCOUNT_NAME,
+    VolumeContext.EPHEMERAL,
+    "CSI.storage.k8s.io/EPHEMERAL"
   };
 
   @FuzzTest(maxDuration = "20s")
@@ -35,6 +51,17 @@ class VolumeContextFuzzTest {
     }
     try {
       VolumeContext.parse(attributes);
+    } catch (DriverException e) {
+      assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind(), e.getMessage());
+      FuzzChecks.clear(e);
+    }
+    try {
+      VolumeContext.podRef(attributes)
+          .ifPresent(p -> {
+            assertEquals(attributes.get(VolumeContext.POD_NAMESPACE), p.namespace());
+            assertEquals(attributes.get(VolumeContext.POD_NAME), p.name());
+            assertEquals(attributes.get(VolumeContext.POD_UID), p.uid());
+          });
     } catch (DriverException e) {
       assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind(), e.getMessage());
       FuzzChecks.clear(e);

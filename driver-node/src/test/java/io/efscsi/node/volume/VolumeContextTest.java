@@ -175,4 +175,58 @@ class VolumeContextTest {
         VolumeContext.parse(Map.of("mounttargetipmap", "{\"us-west-2\\u0061\":\"10.0.1.\\u0031\"}"))
             .mountTargetIpMap());
   }
+
+  static final Map<String, String> POD_INFO =
+      Map.of(
+          VolumeContext.POD_NAME, "writer-0",
+          VolumeContext.POD_NAMESPACE, "team-a",
+          VolumeContext.POD_UID, "6f1c1f36-0d0e-4bb7-9a57-1c9a1b4ad9e1",
+          VolumeContext.SERVICE_ACCOUNT_NAME, "default",
+          VolumeContext.EPHEMERAL, "false");
+
+  @Test
+  void kubeletsPodInfoIsAcceptedAndIgnoredForTheMount() {
+    assertEquals(VolumeContext.DEFAULT, VolumeContext.parse(POD_INFO));
+    Map<String, String> withOthers = new java.util.HashMap<>(POD_INFO);
+    withOthers.put("encryptInTransit", "false");
+    assertFalse(VolumeContext.parse(withOthers).encryptInTransit());
+  }
+
+  @Test
+  void thePodRefNeedsNamespaceNameAndUid() {
+    assertEquals(
+        Optional.of(new PodRef("team-a", "writer-0", "6f1c1f36-0d0e-4bb7-9a57-1c9a1b4ad9e1")),
+        VolumeContext.podRef(POD_INFO));
+    for (String key :
+        java.util.List.of(
+            VolumeContext.POD_NAME, VolumeContext.POD_NAMESPACE, VolumeContext.POD_UID)) {
+      Map<String, String> without = new java.util.HashMap<>(POD_INFO);
+      without.remove(key);
+      assertEquals(Optional.empty(), VolumeContext.podRef(without), key);
+      without.put(key, "");
+      assertEquals(Optional.empty(), VolumeContext.podRef(without), key);
+    }
+    assertEquals(Optional.empty(), VolumeContext.podRef(Map.of("encryptInTransit", "x")));
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "csi.storage.k8s.io/ephemeral|true|Volume context property \"csi.storage.k8s.io/ephemeral\"=\"true\" is not supported: the driver mounts persistent volumes only, not inline ephemeral volumes (use a PersistentVolumeClaim)",
+        "CSI.storage.k8s.io/Ephemeral|1|Volume context property \"CSI.storage.k8s.io/Ephemeral\"=\"1\" is not supported: the driver mounts persistent volumes only, not inline ephemeral volumes (use a PersistentVolumeClaim)",
+        "csi.storage.k8s.io/ephemeral|maybe|Volume context property \"csi.storage.k8s.io/ephemeral\" must be a boolean value: strconv.ParseBool: parsing \"maybe\": invalid syntax",
+      })
+  void anInlineEphemeralVolumeIsRefused(String key, String value, String message) {
+    Map<String, String> ctx = new java.util.HashMap<>(POD_INFO);
+    ctx.remove(VolumeContext.EPHEMERAL);
+    ctx.put(key, value);
+    for (org.junit.jupiter.api.function.Executable call :
+        java.util.List.<org.junit.jupiter.api.function.Executable>of(
+            () -> VolumeContext.parse(ctx), () -> VolumeContext.podRef(ctx))) {
+      DriverException e = assertThrows(DriverException.class, call);
+      assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind());
+      assertEquals(message, e.getMessage());
+    }
+  }
 }
