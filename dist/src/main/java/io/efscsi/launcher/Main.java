@@ -6,7 +6,9 @@ import io.efscsi.common.Plugin;
 import io.efscsi.common.config.CommonOptions;
 import io.efscsi.common.config.FlagSet;
 import io.efscsi.common.config.Flags;
+import io.efscsi.common.config.MetricsAuth;
 import io.efscsi.common.config.UsageException;
+import io.efscsi.common.http.auth.AccessReviewer;
 import io.efscsi.controller.ControllerOptions;
 import io.efscsi.controller.ControllerPlugin;
 import io.efscsi.node.DirectoryCleanup;
@@ -153,12 +155,25 @@ public final class Main {
           log.info("received SIG{}, shutting down", signal);
           stopRequested.countDown();
         });
+    // --metrics-auth=kubernetes: /metrics requests are reviewed by the API server.
+    Optional<KubernetesAccessReviewer> reviewer =
+        common.metricsAuth() == MetricsAuth.KUBERNETES
+            ? Optional.of(KubernetesAccessReviewer.inCluster(env))
+            : Optional.empty();
+    if (reviewer.isPresent() && !env.containsKey("KUBERNETES_SERVICE_HOST")) {
+      log.warn(
+          "--metrics-auth=kubernetes outside a cluster (KUBERNETES_SERVICE_HOST is not set):"
+              + " /metrics answers 503");
+    }
     DriverRuntime runtime;
     try {
-      runtime = DriverRuntime.start(common, BuildInfo.load(), plugins);
+      runtime =
+          DriverRuntime.start(
+              common, BuildInfo.load(), plugins, reviewer.map(AccessReviewer.class::cast));
     } catch (Exception e) {
       log.error("cannot start: {}", e.getMessage(), e);
       err.println("efs-csi: cannot start: " + e.getMessage());
+      reviewer.ifPresent(KubernetesAccessReviewer::close);
       return 1;
     }
     if (!trapped) {
@@ -170,6 +185,7 @@ public final class Main {
       Thread.currentThread().interrupt();
     }
     runtime.close();
+    reviewer.ifPresent(KubernetesAccessReviewer::close);
     cleanup.ifPresent(DirectoryCleanup::close);
     return 0;
   }

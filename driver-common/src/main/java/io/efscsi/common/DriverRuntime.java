@@ -1,9 +1,15 @@
 package io.efscsi.common;
 
 import io.efscsi.common.config.CommonOptions;
+import io.efscsi.common.config.HostPort;
+import io.efscsi.common.config.MetricsAuth;
 import io.efscsi.common.grpc.CsiServer;
 import io.efscsi.common.http.HealthHttpServer;
 import io.efscsi.common.http.PemTls;
+import io.efscsi.common.http.SelfSignedTls;
+import io.efscsi.common.http.auth.AccessReviewer;
+import io.efscsi.common.http.auth.CachingAccessReviewer;
+import io.efscsi.common.http.auth.RequestAuthorizer;
 import io.efscsi.common.identity.IdentityService;
 import io.efscsi.common.identity.Readiness;
 import io.efscsi.common.metrics.ProcessMetrics;
@@ -11,6 +17,8 @@ import io.grpc.BindableService;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -51,9 +59,32 @@ public final class DriverRuntime implements AutoCloseable {
     this.registry = registry;
   }
 
-  /** Starts the plugins, then the CSI server and the HTTP server; cleans up on failure. */
+  /**
+   * Starts the plugins, then the CSI server and the HTTP server; cleans up on failure. For {@code
+   * --metrics-auth=none} only: {@code kubernetes} needs the reviewer of the other overload.
+   */
   public static DriverRuntime start(CommonOptions options, BuildInfo build, List<Plugin> plugins)
       throws IOException {
+    return start(options, build, plugins, Optional.empty());
+  }
+
+  /**
+   * Starts the plugins, then the CSI server and the HTTP server; cleans up on failure.
+   *
+   * @param reviewer how {@code /metrics} requests are checked with {@code
+   *     --metrics-auth=kubernetes} (the launcher's adapter on the API server; answers are cached
+   *     here)
+   */
+  public static DriverRuntime start(
+      CommonOptions options,
+      BuildInfo build,
+      List<Plugin> plugins,
+      Optional<AccessReviewer> reviewer)
+      throws IOException {
+    if (options.metricsAuth() == MetricsAuth.KUBERNETES && reviewer.isEmpty()) {
+      throw new IllegalArgumentException(
+          "--metrics-auth=kubernetes needs a token and access reviewer, and none was given");
+    }
     Readiness readiness = new Readiness();
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     new ProcessMetrics().bindTo(registry);
@@ -79,19 +110,7 @@ public final class DriverRuntime implements AutoCloseable {
               options.endpoint(),
               services,
               List.of(new io.efscsi.common.grpc.CallMetricsInterceptor(registry)));
-      Optional<HealthHttpServer> http = Optional.empty();
-      if (options.httpEndpoint().isPresent()) {
-        Optional<SSLContext> tls = Optional.empty();
-        if (options.metricsCertFile().isPresent()) {
-          tls =
-              Optional.of(
-                  PemTls.serverContext(
-                      options.metricsCertFile().get(), options.metricsKeyFile().orElseThrow()));
-        }
-        http =
-            Optional.of(
-                HealthHttpServer.start(options.httpEndpoint().get(), tls, readiness, registry));
-      }
+      Optional<HealthHttpServer> http = startHttp(options, readiness, registry, reviewer);
       log.info(
           "efs-csi {} started: {} on {}",
           build.version(),
@@ -105,6 +124,56 @@ public final class DriverRuntime implements AutoCloseable {
       started.forEach(Plugin::close);
       registry.close();
       throw e;
+    }
+  }
+
+  private static Optional<HealthHttpServer> startHttp(
+      CommonOptions options,
+      Readiness readiness,
+      PrometheusMeterRegistry registry,
+      Optional<AccessReviewer> reviewer)
+      throws IOException {
+    if (options.httpEndpoint().isEmpty()) {
+      return Optional.empty();
+    }
+    HostPort address = options.httpEndpoint().get();
+    Optional<SSLContext> tls = Optional.empty();
+    if (options.metricsCertFile().isPresent()) {
+      tls =
+          Optional.of(
+              PemTls.serverContext(
+                  options.metricsCertFile().get(), options.metricsKeyFile().orElseThrow()));
+    }
+    Optional<RequestAuthorizer> auth = Optional.empty();
+    if (options.metricsAuth() == MetricsAuth.KUBERNETES) {
+      if (tls.isEmpty()) {
+        SelfSignedTls self = SelfSignedTls.generate(address, hostname(), Clock.systemUTC());
+        log.info(
+            "no --metrics-cert-file: serving HTTPS with a self-signed certificate for {}, valid"
+                + " until {}, SHA-256 fingerprint {}",
+            self.certificate().getSubjectX500Principal().getName(),
+            self.certificate().getNotAfter().toInstant(),
+            self.fingerprint());
+        tls = Optional.of(self.context());
+      }
+      auth =
+          Optional.of(
+              new RequestAuthorizer(
+                  new CachingAccessReviewer(
+                      reviewer.orElseThrow(),
+                      Clock.systemUTC(),
+                      registry,
+                      CachingAccessReviewer.Settings.DEFAULT)));
+    }
+    return Optional.of(HealthHttpServer.start(address, tls, readiness, registry, auth));
+  }
+
+  /** This host's name (the node's, on the host network), for the self-signed certificate. */
+  private static String hostname() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return "localhost";
     }
   }
 

@@ -13,6 +13,8 @@ import java.util.Optional;
  * @param httpEndpoint where {@code /healthz} and {@code /metrics} are served; empty = off
  * @param metricsCertFile PEM certificate chain for HTTPS on the http endpoint
  * @param metricsKeyFile PEM (PKCS#8) private key for HTTPS on the http endpoint
+ * @param metricsAuth who may read {@code /metrics}: anyone, or a Kubernetes-authorised user over
+ *     HTTPS
  * @param verbosity klog-style level: 0-3 INFO, 4-5 DEBUG, 6+ TRACE
  * @param shutdownGrace how long in-flight calls may run after SIGTERM
  */
@@ -21,8 +23,27 @@ public record CommonOptions(
     Optional<HostPort> httpEndpoint,
     Optional<Path> metricsCertFile,
     Optional<Path> metricsKeyFile,
+    MetricsAuth metricsAuth,
     int verbosity,
     Duration shutdownGrace) {
+
+  /** Options with {@code /metrics} open to anyone ({@code --metrics-auth=none}, the default). */
+  public CommonOptions(
+      Endpoint endpoint,
+      Optional<HostPort> httpEndpoint,
+      Optional<Path> metricsCertFile,
+      Optional<Path> metricsKeyFile,
+      int verbosity,
+      Duration shutdownGrace) {
+    this(
+        endpoint,
+        httpEndpoint,
+        metricsCertFile,
+        metricsKeyFile,
+        MetricsAuth.NONE,
+        verbosity,
+        shutdownGrace);
+  }
 
   /** The Go driver's default, kept for drop-in: {@code unix://tmp/csi.sock} is /tmp/csi.sock. */
   public static final String DEFAULT_ENDPOINT = "unix://tmp/csi.sock";
@@ -40,6 +61,12 @@ public record CommonOptions(
               "address (host:port) for /healthz and Prometheus /metrics; off when empty"),
           Flag.string("metrics-cert-file", "", "PEM certificate for HTTPS on --http-endpoint"),
           Flag.string("metrics-key-file", "", "PEM (PKCS#8) key for HTTPS on --http-endpoint"),
+          Flag.string(
+              "metrics-auth",
+              "none",
+              "who may read /metrics: none (anyone who reaches the port) or kubernetes (HTTPS,"
+                  + " a bearer token allowed 'get' on the non-resource URL /metrics, checked with"
+                  + " TokenReview and SubjectAccessReview)"),
           Flag.integer("v", 2, "log verbosity (klog levels: 0-3 info, 4-5 debug, 6+ trace)"),
           Flag.bool(
               "logtostderr", true, "accepted for klog compatibility; logs always go to stderr"),
@@ -73,6 +100,10 @@ public record CommonOptions(
     if (cert.isPresent() && http.isEmpty()) {
       throw new UsageException("flag '--metrics-cert-file' needs '--http-endpoint'");
     }
+    MetricsAuth auth = MetricsAuth.parse(flags.string("metrics-auth"));
+    if (auth == MetricsAuth.KUBERNETES && http.isEmpty()) {
+      throw new UsageException("flag '--metrics-auth=kubernetes' needs '--http-endpoint'");
+    }
     long v = flags.integer("v");
     if (v < 0) {
       throw new UsageException("invalid value '" + v + "' for flag '--v': expected 0 or more");
@@ -88,7 +119,7 @@ public record CommonOptions(
               + flags.string("shutdown-grace-period")
               + "' for flag '--shutdown-grace-period': expected a duration of 0s or more");
     }
-    return new CommonOptions(endpoint, http, cert, key, verbosity, grace);
+    return new CommonOptions(endpoint, http, cert, key, auth, verbosity, grace);
   }
 
   private static Optional<Path> optionalPath(String s) {

@@ -31,20 +31,25 @@ public final class PemTls {
         throw new IOException("no certificate in " + certFile);
       }
       PrivateKey key = readKey(keyFile, chain.get(0).getPublicKey().getAlgorithm());
-      KeyStore ks = KeyStore.getInstance("PKCS12");
-      ks.load(null, null);
-      char[] pw = new char[0];
-      ks.setKeyEntry("metrics", key, pw, chain.toArray(Certificate[]::new));
-      KeyManagerFactory kmf =
-          KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-      kmf.init(ks, pw);
-      SSLContext ctx = SSLContext.getInstance("TLS");
-      ctx.init(kmf.getKeyManagers(), null, null);
-      return ctx;
+      return serverContext(key, chain.toArray(Certificate[]::new));
     } catch (GeneralSecurityException e) {
       throw new IOException(
           "cannot use " + certFile + " and " + keyFile + " for HTTPS: " + e.getMessage(), e);
     }
+  }
+
+  /** A server context presenting {@code chain} (leaf first) with its {@code key}. */
+  static SSLContext serverContext(PrivateKey key, Certificate[] chain)
+      throws IOException, GeneralSecurityException {
+    KeyStore ks = KeyStore.getInstance("PKCS12");
+    ks.load(null, null);
+    char[] pw = new char[0];
+    ks.setKeyEntry("metrics", key, pw, chain);
+    KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+    kmf.init(ks, pw);
+    SSLContext ctx = SSLContext.getInstance("TLS");
+    ctx.init(kmf.getKeyManagers(), null, null);
+    return ctx;
   }
 
   private static PrivateKey readKey(Path keyFile, String algorithm)

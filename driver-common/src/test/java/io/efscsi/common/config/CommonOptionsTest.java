@@ -22,6 +22,7 @@ class CommonOptionsTest {
     CommonOptions o = of(Map.of());
     assertEquals(new Endpoint.Unix(Path.of("/tmp/csi.sock")), o.endpoint());
     assertTrue(o.httpEndpoint().isEmpty());
+    assertEquals(MetricsAuth.NONE, o.metricsAuth());
     assertEquals(2, o.verbosity());
   }
 
@@ -58,5 +59,44 @@ class CommonOptionsTest {
         assertThrows(UsageException.class, () -> of(Map.of("v", "-1")))
             .getMessage()
             .contains("'--v'"));
+  }
+
+  @Test
+  void metricsAuthKubernetesWithOrWithoutCertificateFiles() throws UsageException {
+    assertEquals(
+        MetricsAuth.KUBERNETES,
+        of(Map.of("http-endpoint", "0.0.0.0:3302", "metrics-auth", "kubernetes")).metricsAuth());
+    CommonOptions withFiles =
+        of(
+            Map.of(
+                "http-endpoint", "0.0.0.0:3302",
+                "metrics-auth", "kubernetes",
+                "metrics-cert-file", "/tls/tls.crt",
+                "metrics-key-file", "/tls/tls.key"));
+    assertEquals(MetricsAuth.KUBERNETES, withFiles.metricsAuth());
+    assertEquals(Path.of("/tls/tls.crt"), withFiles.metricsCertFile().orElseThrow());
+    assertEquals(
+        MetricsAuth.NONE,
+        of(Map.of("http-endpoint", ":3301", "metrics-auth", "none")).metricsAuth());
+  }
+
+  @Test
+  void metricsAuthRefusesUnknownValuesAndNoEndpoint() {
+    assertEquals(
+        "invalid value 'rbac' for flag '--metrics-auth': expected none or kubernetes",
+        assertThrows(
+                UsageException.class,
+                () -> of(Map.of("http-endpoint", ":3301", "metrics-auth", "rbac")))
+            .getMessage());
+    assertEquals(
+        "invalid value '' for flag '--metrics-auth': expected none or kubernetes",
+        assertThrows(
+                UsageException.class,
+                () -> of(Map.of("http-endpoint", ":3301", "metrics-auth", "")))
+            .getMessage());
+    assertEquals(
+        "flag '--metrics-auth=kubernetes' needs '--http-endpoint'",
+        assertThrows(UsageException.class, () -> of(Map.of("metrics-auth", "kubernetes")))
+            .getMessage());
   }
 }
