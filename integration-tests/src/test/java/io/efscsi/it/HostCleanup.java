@@ -14,7 +14,7 @@ import java.util.stream.Stream;
  * (scripts/test fails when it finds something new): temporary trees and the cgroup parents of
  * proxies.
  */
-final class HostCleanup {
+public final class HostCleanup {
 
   /** Where cgroups are: the v1 controllers the supervisor uses, and the v2 root. */
   static final List<Path> CGROUP_ROOTS =
@@ -48,7 +48,7 @@ final class HostCleanup {
    * Removes {@code parent} under every cgroup root, its (empty) children first. A group that still
    * holds a process stays, and says so.
    */
-  static void removeCgroupParent(String parent) throws IOException {
+  public static void removeCgroupParent(String parent) throws IOException {
     for (Path root : CGROUP_ROOTS) {
       Path group = root.resolve(parent);
       if (!Files.isDirectory(group) || !Files.exists(group.resolve("cgroup.procs"))) {
@@ -72,7 +72,7 @@ final class HostCleanup {
    * Deletes a test's directory tree, never crossing into a mount (rm --one-file-system): what is
    * still mounted under it is unmounted lazily first.
    */
-  static void deleteTree(Path dir) throws IOException, InterruptedException {
+  public static void deleteTree(Path dir) throws IOException, InterruptedException {
     if (dir == null || !Files.exists(dir)) {
       return;
     }

@@ -29,25 +29,31 @@ import javax.net.ssl.TrustManagerFactory;
  * directory ({@code /tmp/efs-csi-cluster-*}) and goes with {@link #close()}. A start that fails
  * throws: a suite that needs the cluster fails, never skips.
  */
-public final class ControlPlane implements AutoCloseable {
+public class ControlPlane implements AutoCloseable {
 
   /** The admin's static token (group system:masters). */
   static final String ADMIN_TOKEN = "efs-csi-admin-token";
 
-  private final Path dir;
-  private final List<Process> processes = new ArrayList<>();
+  static final String CONTROLLER_MANAGER_TOKEN = "efs-csi-kcm-token";
+  static final String SCHEDULER_TOKEN = "efs-csi-scheduler-token";
+  static final String NODE_TOKEN = "efs-csi-node-token";
+
+  /**
+   * The one node's name: kubelet refuses a loopback node IP, so the API server reaches it by this
+   * name (logs, exec).
+   */
+  public static final String NODE_NAME = "localhost";
+
+  final Path dir;
+  final List<Process> processes = new ArrayList<>();
   private int apiPort;
   private SSLContext trust;
-
-  private ControlPlane(Path dir) {
-    this.dir = dir;
-  }
 
   /** Starts etcd and the API server and waits until the API server is ready. */
   public static ControlPlane start() throws IOException, InterruptedException {
     ControlPlane c = new ControlPlane(Files.createTempDirectory("efs-csi-cluster-"));
     try {
-      c.startAll();
+      c.startControlPlane();
       return c;
     } catch (IOException | InterruptedException | RuntimeException e) {
       c.close();
@@ -55,11 +61,22 @@ public final class ControlPlane implements AutoCloseable {
     }
   }
 
-  private void startAll() throws IOException, InterruptedException {
+  ControlPlane(Path dir) {
+    this.dir = dir;
+  }
+
+  void startControlPlane() throws IOException, InterruptedException {
     Path bin = KubeBinaries.dir();
     Pki.make(dir);
     Files.writeString(
-        dir.resolve("tokens.csv"), ADMIN_TOKEN + ",admin,admin-uid,\"system:masters\"\n");
+        dir.resolve("tokens.csv"),
+        String.join(
+            "\n",
+            ADMIN_TOKEN + ",admin,admin-uid,\"system:masters\"",
+            CONTROLLER_MANAGER_TOKEN + ",system:kube-controller-manager,kcm-uid",
+            SCHEDULER_TOKEN + ",system:kube-scheduler,scheduler-uid",
+            NODE_TOKEN + ",system:node:" + NODE_NAME + ",node-uid,\"system:nodes\"",
+            ""));
     int etcdPort = freePort();
     int peerPort = freePort();
     apiPort = freePort();
@@ -104,6 +121,7 @@ public final class ControlPlane implements AutoCloseable {
                 "--v=1")));
     trust = trusting(dir.resolve("ca.crt"));
     awaitReady(Duration.ofSeconds(90));
+    kubeconfig("admin", ADMIN_TOKEN);
   }
 
   /** The API server's URL. */
@@ -174,7 +192,7 @@ public final class ControlPlane implements AutoCloseable {
     return trust;
   }
 
-  private void awaitReady(Duration limit) throws IOException, InterruptedException {
+  void awaitReady(Duration limit) throws IOException, InterruptedException {
     HttpClient http = HttpClient.newBuilder().sslContext(trust).build();
     long end = System.nanoTime() + limit.toNanos();
     String last = "no answer";
@@ -217,7 +235,7 @@ public final class ControlPlane implements AutoCloseable {
             + tail(dir.resolve("kube-apiserver.log")));
   }
 
-  private Process run(String name, List<String> command) throws IOException {
+  Process run(String name, List<String> command) throws IOException {
     return new ProcessBuilder(command)
         .directory(dir.toFile())
         .redirectErrorStream(true)
@@ -261,6 +279,26 @@ public final class ControlPlane implements AutoCloseable {
   /** Stops every process (the last started first) and removes the directory. */
   @Override
   public void close() {
+    if (System.getProperty("efscsi.cluster.keep") != null) {
+      System.err.println(
+          "efscsi.cluster.keep: the cluster stays up; KUBECONFIG="
+              + dir.resolve("kubeconfig-admin")
+              + " kubectl get pods -A; stop it with scripts/cluster-down "
+              + dir);
+      return;
+    }
+    stopProcesses();
+    try {
+      io.efscsi.it.HostCleanup.deleteTree(dir);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** SIGTERM to each process, the last started first; SIGKILL after 15 s. */
+  void stopProcesses() {
     for (Process p : processes.reversed()) {
       p.destroy();
       try {
@@ -273,13 +311,5 @@ public final class ControlPlane implements AutoCloseable {
       }
     }
     processes.clear();
-    if (System.getProperty("efscsi.cluster.keep") != null) {
-      return;
-    }
-    try (var s = Files.walk(dir)) {
-      s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException("cannot remove " + dir, e);
-    }
   }
 }
