@@ -101,3 +101,15 @@ resources:
 {{- define "aws-efs-csi-driver.nodeFlag" -}}
 - --{{ .flag }}={{ hasKey .root.Values.node .key | ternary (get .root.Values.node .key) .default }}
 {{- end -}}
+
+{{/*
+A ServiceMonitor endpoint's scrape of an authenticated /metrics: HTTPS (the plugin's certificate is
+self-signed unless one is given) with Prometheus' own ServiceAccount token, which the
+efs-csi-metrics-reader ClusterRole lets read /metrics.
+*/}}
+{{- define "aws-efs-csi-driver.secureScrape" -}}
+scheme: https
+tlsConfig:
+  insecureSkipVerify: true
+bearerTokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token
+{{- end }}

@@ -298,15 +298,78 @@ class HelmMonitoringTest {
   }
 
   @Test
-  void theNodeMetricsServiceSelectsTheNodePodsByDefaultAndNothingMoreIsOn() {
+  void theNodeOpensNoMetricsPortByDefault() {
     List<HasMetadata> defaults = render("defaults");
+    assertTrue(HelmChartTest.named(defaults, Service.class, "efs-csi-node-metrics").isEmpty());
+    var pod = HelmUpstreamValuesTest.nodePod(defaults);
+    var plugin = HelmChartTest.container(pod, "efs-plugin");
+    assertTrue(
+        HelmChartTest.args(plugin).stream().noneMatch(a -> a.startsWith("--http-endpoint")),
+        "" + HelmChartTest.args(plugin));
+    assertTrue(
+        pod.getContainers().stream()
+            .flatMap(c -> c.getPorts().stream())
+            .noneMatch(p -> p.getName().equals("metrics")));
+  }
+
+  @Test
+  void theNodeMetricsAreAuthenticatedUnlessAnInsecureAddressIsAsked() {
+    var secure =
+        HelmUpstreamValuesTest.nodePod(render("defaults", Map.of("node.metrics.enabled", true)));
+    assertTrue(
+        HelmChartTest.args(HelmChartTest.container(secure, "efs-plugin"))
+            .containsAll(List.of("--http-endpoint=0.0.0.0:3302", "--metrics-auth=kubernetes")));
+    var plain =
+        HelmUpstreamValuesTest.nodePod(
+            render(
+                "defaults",
+                Map.of(
+                    "node.metrics.enabled",
+                    true,
+                    "node.metrics.insecureBindAddress",
+                    "127.0.0.1")));
+    List<String> args = HelmChartTest.args(HelmChartTest.container(plain, "efs-plugin"));
+    assertTrue(args.contains("--http-endpoint=127.0.0.1:3302"), "" + args);
+    assertFalse(args.contains("--metrics-auth=kubernetes"), "" + args);
+    // the ServiceMonitor scrapes the authenticated endpoint over HTTPS with Prometheus' token
+    List<HasMetadata> monitored =
+        render(
+            "defaults",
+            Map.of("node.metrics.enabled", true, "node.metrics.serviceMonitor.enabled", true));
+    GenericKubernetesResource sm =
+        monitored.stream()
+            .filter(GenericKubernetesResource.class::isInstance)
+            .map(GenericKubernetesResource.class::cast)
+            .filter(r -> r.getKind().equals("ServiceMonitor"))
+            .findFirst()
+            .orElseThrow();
+    @SuppressWarnings("unchecked")
+    Map<String, Object> endpoint =
+        ((List<Map<String, Object>>)
+                ((Map<String, Object>) sm.getAdditionalProperties().get("spec")).get("endpoints"))
+            .getFirst();
+    assertEquals("https", endpoint.get("scheme"));
+    assertEquals(
+        "/var/run/secrets/kubernetes.io/serviceaccount/token", endpoint.get("bearerTokenFile"));
+    // a PodMonitor cannot read Prometheus' token file: the chart asks for the Secret instead
+    var refused =
+        assertThrows(
+            IllegalStateException.class,
+            () ->
+                render(
+                    "defaults",
+                    Map.of("node.metrics.enabled", true, "node.metrics.podMonitor.enabled", true)));
+    assertTrue(refused.getMessage().contains("bearerTokenSecret"), refused.getMessage());
+  }
+
+  @Test
+  void theNodeMetricsServiceSelectsTheNodePodsWhenMetricsAreOn() {
+    List<HasMetadata> defaults = render("defaults", Map.of("node.metrics.enabled", true));
     Service svc =
         HelmChartTest.named(defaults, Service.class, "efs-csi-node-metrics").orElseThrow();
     assertEquals("None", svc.getSpec().getClusterIP());
     assertEquals(3302, svc.getSpec().getPorts().getFirst().getPort());
     var pod = HelmUpstreamValuesTest.nodePod(defaults);
-    var plugin = HelmChartTest.container(pod, "efs-plugin");
-    assertTrue(HelmChartTest.args(plugin).contains("--http-endpoint=0.0.0.0:3302"));
     assertTrue(
         pod.getContainers().stream()
             .flatMap(c -> c.getPorts().stream())

@@ -187,7 +187,6 @@ class KustomizeOverlaysTest {
     Set<String> names =
         objects.stream().map(o -> o.getMetadata().getName()).collect(Collectors.toSet());
     Set<String> expected = new TreeSet<>(UPSTREAM_NAMES);
-    expected.add("efs-csi-node-metrics"); // ours: the node plugins' /metrics (docs/metrics.md)
     assertEquals(expected, new TreeSet<>(names));
     for (HasMetadata o : objects) {
       boolean clusterScoped = o.getKind().startsWith("Cluster") || o.getKind().equals("CSIDriver");
