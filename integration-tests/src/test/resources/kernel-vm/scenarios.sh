@@ -147,7 +147,8 @@ host_start() {
 }
 
 # ---- the packaged node plugin (bin/efs-csi node) on a unix socket, and a CSI client for it -----
-# node_start <dir> <ports> [flags…]: the plugin with state in <dir>/state, the real mount.nfs4, the
+# node_start <dir> <ports> [flags…]: the plugin with state in <dir>/state, $VM as the kubelet's
+# root dir (every scenario's staging and target paths are below it), the real mount.nfs4, the
 # mount targets at 127.0.0.1:$TLS_PORT (stunnel); then a CsiClient on its socket (ask …).
 node_start() {
   N_DIR=$1
@@ -159,6 +160,7 @@ node_start() {
     AWS_EC2_METADATA_DISABLED=true AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:9 \
     EFS_CSI_JAVA_OPTS="-Xmx128m" \
     "$DIST/bin/efs-csi" node --endpoint="unix://$N_DIR/csi.sock" --state-dir="$N_DIR/state" \
+    --kubelet-root-dir="$VM" \
     --proxy-port-range="$ports" --proxy-cgroup=none --mount-target-port=$TLS_PORT "$@" \
     >>"$N_DIR/node.log" 2>&1 &
   N_PID=$!

@@ -90,6 +90,8 @@ final class AotTraining {
                   "--endpoint=unix://" + socket,
                   "--http-endpoint=127.0.0.1:" + httpPort,
                   "--state-dir=" + tmp.resolve("state"),
+                  // the stats call below names a path below it: the not-mounted path is trained
+                  "--kubelet-root-dir=/nonexistent",
                   "--proxy-cgroup=none")
               : List.of(
                   "--endpoint=unix://" + socket,

@@ -42,10 +42,11 @@ final class DemoDriver {
   private DemoDriver() {}
 
   /**
-   * Node settings: state in {@code tmp/state}, proxies' cgroups ({@code cgroupMode}: auto, none, …)
-   * under {@code cgroupParent}, the given NFS mount command and mount target port; absent NFS
-   * mounts are tolerated for an hour (a stand-in mount is a bind mount, which the supervisor does
-   * not count as the proxy's).
+   * Node settings: state in {@code tmp/state}, {@code tmp/kubelet} as the kubelet's root dir (where
+   * the demo stages and publishes), proxies' cgroups ({@code cgroupMode}: auto, none, …) under
+   * {@code cgroupParent}, the given NFS mount command and mount target port; absent NFS mounts are
+   * tolerated for an hour (a stand-in mount is a bind mount, which the supervisor does not count as
+   * the proxy's).
    */
   static NodeOptions node(
       Path tmp, String cgroupMode, String cgroupParent, List<String> mount, int mountTargetPort) {
@@ -57,6 +58,7 @@ final class DemoDriver {
             Duration.ofSeconds(1), Duration.ofHours(1), c.absentReads(), Duration.ofSeconds(2));
     return new NodeOptions(
         state,
+        tmp.resolve("kubelet"),
         true,
         Duration.ofMinutes(240),
         5,

@@ -14,6 +14,8 @@ import java.util.OptionalInt;
  * (docs/differences.md): our proxy replaces efs-utils.
  *
  * @param stateDir where proxy records, control sockets and proxy logs live (a hostPath)
+ * @param kubeletRootDir the kubelet's root directory: every staging, target and volume path must
+ *     lie below it once symbolic links are resolved ({@link PathConfinement})
  * @param volMetricsOptIn advertise GET_VOLUME_STATS
  * @param volMetricsRefreshPeriod how long a usage walk result is cached
  * @param volMetricsFsRateLimit concurrent usage walks per file system
@@ -30,6 +32,7 @@ import java.util.OptionalInt;
  */
 public record NodeOptions(
     Path stateDir,
+    Path kubeletRootDir,
     boolean volMetricsOptIn,
     Duration volMetricsRefreshPeriod,
     int volMetricsFsRateLimit,
@@ -44,6 +47,7 @@ public record NodeOptions(
     io.efscsi.node.takeover.TakeoverOptions takeover) {
 
   public static final String DEFAULT_STATE_DIR = "/var/run/efs-csi";
+  public static final String DEFAULT_KUBELET_ROOT_DIR = "/var/lib/kubelet";
 
   /** The Go driver's node flags, and ours that belong with them. */
   private static final List<Flag> GO_FLAGS =
@@ -108,6 +112,11 @@ public record NodeOptions(
   private static final List<Flag> OWN_FLAGS =
       List.of(
           Flag.string(
+              "kubelet-root-dir",
+              DEFAULT_KUBELET_ROOT_DIR,
+              "the kubelet's root directory (the chart's node.kubeletPath): staging, target and"
+                  + " volume paths outside it, once symbolic links are resolved, are refused"),
+          Flag.string(
               "nfs-mount-command",
               "mount -t nfs4",
               "the command that mounts NFS (space-separated; '-o opts source target' appended);"
@@ -131,6 +140,7 @@ public record NodeOptions(
       throw new UsageException(
           "invalid value '" + stateDir + "' for flag '--state-dir': expected an absolute path");
     }
+    Path kubeletRootDir = kubeletRootDir(flags.string("kubelet-root-dir"));
     double refresh = flags.number("vol-metrics-refresh-period");
     if (!(refresh > 0)) {
       throw new UsageException(
@@ -154,6 +164,7 @@ public record NodeOptions(
     }
     return new NodeOptions(
         stateDir,
+        kubeletRootDir,
         flags.bool("vol-metrics-opt-in"),
         Duration.ofMillis((long) (refresh * 60_000)),
         (int) rate,
@@ -166,6 +177,19 @@ public record NodeOptions(
         port(flags.integer("mount-target-port")),
         io.efscsi.node.volume.MountDefaults.from(flags),
         io.efscsi.node.takeover.TakeoverOptions.from(flags));
+  }
+
+  /** Absolute and not {@code /} itself (that would confine nothing); normalised. */
+  private static Path kubeletRootDir(String raw) throws UsageException {
+    Path p = Path.of(raw.strip()).normalize();
+    if (!p.isAbsolute() || p.getParent() == null) {
+      throw new UsageException(
+          "invalid value '"
+              + raw
+              + "' for flag '--kubelet-root-dir': expected an absolute path below /, such as "
+              + DEFAULT_KUBELET_ROOT_DIR);
+    }
+    return p;
   }
 
   private static List<String> mountCommand(String raw) throws UsageException {

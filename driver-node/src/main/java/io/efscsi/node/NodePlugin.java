@@ -17,6 +17,7 @@ import io.efscsi.node.volume.InetAddressHostResolver;
 import io.efscsi.node.volume.MountPlan;
 import io.efscsi.node.volume.MountPlanner;
 import io.efscsi.node.volume.MountTargetResolver;
+import io.efscsi.node.volume.OptionFiles;
 import io.efscsi.node.volume.VolumeHandle;
 import io.efscsi.supervisor.PortAllocator;
 import io.efscsi.supervisor.ProxyStatus;
@@ -107,7 +108,9 @@ public final class NodePlugin implements Plugin {
     this.service =
         new NodeService(
             (id, ctx, flags, ro) ->
-                withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort()),
+                OptionFiles.check(
+                    withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort())),
+            new PathConfinement(options.kubeletRootDir(), mounts),
             staging,
             new PublishMounts(mounter, mounts, UNMOUNT_WAIT, this::unpublished, this::takenOver),
             new VolumeHealth(

@@ -49,6 +49,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
   public static final String TOPOLOGY_ZONE_KEY = "topology.kubernetes.io/zone";
 
   private final VolumePlanner planner;
+  private final PathConfinement paths;
   private final StagingMounts staging;
   private final PublishMounts publishing;
   private final VolumeHealth health;
@@ -62,6 +63,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
 
   public NodeService(
       VolumePlanner planner,
+      PathConfinement paths,
       StagingMounts staging,
       PublishMounts publishing,
       VolumeHealth health,
@@ -71,6 +73,7 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
       OptionalInt volumeAttachLimit,
       boolean volumeStats) {
     this.planner = planner;
+    this.paths = paths;
     this.staging = staging;
     this.publishing = publishing;
     this.health = health;
@@ -157,6 +160,8 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
           "volume %s is not mounted at '%s': volume_path must be an absolute, normalised path",
           volumeId, req.getVolumePath());
     }
+    // likewise a path outside the kubelet dir: no volume of ours is mounted there
+    paths.check("volume_path", volumePath, DriverException.Kind.NOT_FOUND);
     VolumeHealth.Report r;
     try {
       r = health.report(volumeId, volumePath);
@@ -252,13 +257,15 @@ public final class NodeService extends NodeGrpc.NodeImplBase {
     return value;
   }
 
-  private static Path path(String field, String value) {
+  /** An absolute, normalised path below the kubelet dir once links are resolved; as given. */
+  private Path path(String field, String value) {
     required(field, value);
     Path p = Path.of(value);
     if (!p.isAbsolute() || !p.normalize().equals(p)) {
       throw DriverException.invalidArgument(
           "%s must be an absolute, normalised path, got '%s'", field, value);
     }
+    paths.check(field, p, DriverException.Kind.INVALID_ARGUMENT);
     return p;
   }
 

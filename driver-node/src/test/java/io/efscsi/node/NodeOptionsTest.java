@@ -26,6 +26,7 @@ class NodeOptionsTest {
   void defaultsMatchTheGoDriver() throws UsageException {
     NodeOptions o = of(Map.of());
     assertEquals(Path.of("/var/run/efs-csi"), o.stateDir());
+    assertEquals(Path.of("/var/lib/kubelet"), o.kubeletRootDir(), "the chart's node.kubeletPath");
     assertFalse(o.volMetricsOptIn());
     assertEquals(Duration.ofMinutes(240), o.volMetricsRefreshPeriod());
     assertEquals(5, o.volMetricsFsRateLimit());
@@ -65,6 +66,22 @@ class NodeOptionsTest {
     assertThrows(
         UsageException.class,
         () -> of(Map.of("volume-attach-limit-opt-in", "true", "volume-attach-limit", "0")));
+  }
+
+  @Test
+  void theKubeletRootDirIsAbsoluteNormalisedAndNotTheRoot() throws UsageException {
+    assertEquals(
+        Path.of("/data/kubelet"),
+        of(Map.of("kubelet-root-dir", "/data//kubelet/")).kubeletRootDir());
+    for (String bad : List.of("var/lib/kubelet", "/", "/..", "")) {
+      assertEquals(
+          "invalid value '"
+              + bad
+              + "' for flag '--kubelet-root-dir': expected an absolute path below /, such as"
+              + " /var/lib/kubelet",
+          assertThrows(UsageException.class, () -> of(Map.of("kubelet-root-dir", bad)))
+              .getMessage());
+    }
   }
 
   @Test

@@ -59,6 +59,7 @@ class NodeServiceTest {
             (id, ctx, flags, ro) -> {
               throw new AssertionError("planned");
             },
+            new PathConfinement(kubelet, mounts),
             new StagingMounts(
                 noSupervisor, kernel, mounts, ClientCertificateSource.NONE, Duration.ZERO),
             new PublishMounts(kernel, mounts, Duration.ZERO),

@@ -325,6 +325,10 @@ class HelmUpstreamValuesTest {
     assertEquals("Bidirectional", mounts(oplugin).get("kubelet-dir").getMountPropagation());
     assertEquals("/var/lib/k0s/kubelet", mounts(oplugin).get("kubelet-dir").getMountPath());
     assertEquals(
+        Path.of("/var/lib/k0s/kubelet"),
+        NodeOptions.from(parse(oplugin)).kubeletRootDir(),
+        "the node confines staging and target paths to it");
+    assertEquals(
         "/var/lib/k0s/kubelet/plugins/efs.csi.aws.com/",
         volumes(opod).get("plugin-dir").getHostPath().getPath());
     assertEquals(
@@ -361,6 +365,7 @@ class HelmUpstreamValuesTest {
     assertTrue(pod.getHostPID(), "proxies outlive the plugin container");
     NodeOptions no = NodeOptions.from(parse(plugin));
     assertEquals(Path.of("/var/run/efs-csi"), no.stateDir());
+    assertEquals(Path.of("/var/lib/kubelet"), no.kubeletRootDir());
     assertEquals(20049, no.supervisor().config().portLower());
     assertEquals(Path.of("/host/sys/fs/cgroup"), no.supervisor().cgroupRoot());
     assertEquals("unix:///csi/csi.sock", CommonOptions.from(parse(plugin)).endpoint().toString());

@@ -87,6 +87,7 @@ public final class NodeBench {
                 "node",
                 "--endpoint=unix://" + socket,
                 "--state-dir=" + tmp.resolve("state"),
+                "--kubelet-root-dir=" + tmp,
                 "--proxy-port-range=" + range,
                 "--http-endpoint=127.0.0.1:" + httpPort,
                 "--proxy-cgroup=none",

@@ -26,9 +26,10 @@ final class NodePlugins {
   private NodePlugins() {}
 
   /**
-   * The packaged node plugin with its state in {@code tmp/state}, the stand-in NFS mount command
-   * logging to {@code tmp/nfs-mounts.log} and the mount targets at {@code mountTargetPort}; returns
-   * once Probe is ready.
+   * The packaged node plugin with its state in {@code tmp/state}, {@code tmp} as the kubelet's root
+   * dir (staging and target paths must lie below it), the stand-in NFS mount command logging to
+   * {@code tmp/nfs-mounts.log} and the mount targets at {@code mountTargetPort}; returns once Probe
+   * is ready.
    */
   static PackagedDriver startPlugin(Path tmp, String name, String ports, int mountTargetPort)
       throws Exception {
@@ -76,6 +77,7 @@ final class NodePlugins {
     args.add("node");
     args.add("--endpoint=unix://" + socket);
     args.add("--state-dir=" + stateDir);
+    args.add("--kubelet-root-dir=" + tmp); // the tests' staging and target paths are below it
     args.add("--proxy-port-range=" + ports);
     args.add("--mount-absent-grace=1h");
     args.add("--vol-metrics-opt-in");

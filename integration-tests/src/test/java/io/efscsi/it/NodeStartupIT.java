@@ -110,6 +110,7 @@ class NodeStartupIT {
             "node",
             "--endpoint=unix://" + socket,
             "--state-dir=" + dir.resolve("state"),
+            "--kubelet-root-dir=" + tmp,
             "--proxy-cgroup=none"));
     args.addAll(List.of(extra));
     return PackagedDriver.start(

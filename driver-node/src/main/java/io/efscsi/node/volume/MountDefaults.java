@@ -60,9 +60,10 @@ public record MountDefaults(List<String> nfsOptions) {
   }
 
   /**
-   * Parses a comma list of NFS options: lower-cased; EFS options, {@code port=}, {@code ro}/{@code
-   * rw} and an option given twice are refused. The empty string means none (mount.nfs4's own
-   * defaults, which are {@code hard,timeo=600}).
+   * Parses a comma list of NFS options: lower-cased; EFS options, the options mount(8) acts on
+   * itself ({@link NfsOptions#refusal}), {@code port=}, {@code ro}/{@code rw} and an option given
+   * twice are refused. The empty string means none (mount.nfs4's own defaults, which are {@code
+   * hard,timeo=600}).
    *
    * @throws IllegalArgumentException naming the offending option
    */
@@ -80,6 +81,10 @@ public record MountDefaults(List<String> nfsOptions) {
       if (MountOptions.isEfsOption(o)) {
         throw new IllegalArgumentException(
             "'" + o + "' is an EFS option: give it in a PV's mountOptions");
+      }
+      String refusal = NfsOptions.refusal(o);
+      if (refusal != null) {
+        throw new IllegalArgumentException("'" + o + "' is not supported: " + refusal);
       }
       String problem = NfsOptions.problem(o);
       if (problem != null) {

@@ -25,7 +25,10 @@ import java.util.regex.Pattern;
  * a warning: {@code tlsport=} (the supervisor picks the port), {@code awscredsuri…} (as upstream),
  * {@code ocsp}/{@code noocsp} (no OCSP, as efs-proxy), {@code nodirects3read}, {@code
  * nos3readcache}, {@code _netdev}; refused: {@code stunnel}, {@code netns=}, {@code capath=},
- * {@code azid=}. NFS options are checked by {@link NfsOptions#problem}.
+ * {@code azid=}. The options mount(8) acts on itself rather than the file system ({@code bind},
+ * {@code remount}, propagation, {@code X-mount.*}, loop, {@code helper=}, {@code user}/{@code
+ * users}, …) are refused ({@link NfsOptions#refusal}); NFS options are checked by {@link
+ * NfsOptions#problem}.
  *
  * <p>For an Amazon S3 Files volume ({@link #parse(List, boolean)}) as efs-utils' mount.s3files and
  * the Go driver: {@code azid=} names the mount target's zone id; {@code stunnel} is refused with
@@ -245,6 +248,10 @@ public record MountOptions(
         case "capath" -> throw refused(o, "give a CA bundle file with cafile= instead");
         case "azid" -> throw refused(o, "it applies to S3 Files only");
         default -> {
+          String refusal = NfsOptions.refusal(o);
+          if (refusal != null) {
+            throw refused(o, refusal);
+          }
           String problem = NfsOptions.problem(o);
           if (problem != null) {
             throw invalid(o, problem);

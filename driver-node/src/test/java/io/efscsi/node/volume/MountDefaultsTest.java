@@ -63,6 +63,7 @@ class MountDefaultsTest {
         "timeo=abc|invalid value 'timeo=abc' for flag '--nfs-mount-options': expected comma-separated NFS options ('timeo=abc': expected a positive integer)",
         "port=2049|invalid value 'port=2049' for flag '--nfs-mount-options': expected comma-separated NFS options ('port=2049': the node sets port= to its proxy's local port)",
         "soft,ro|invalid value 'soft,ro' for flag '--nfs-mount-options': expected comma-separated NFS options ('ro': read-only comes from the volume)",
+        "soft,Bind|invalid value 'soft,Bind' for flag '--nfs-mount-options': expected comma-separated NFS options ('bind' is not supported: it makes mount(8) bind another path instead of mounting the volume; the node binds the staged volume into each pod itself)",
       })
   void badValuesNameTheFlag(String value, String message) {
     UsageException e =

@@ -109,6 +109,95 @@ class MountOptionsTest {
     assertEquals(message, e.getMessage());
   }
 
+  /** What mount(8) would do instead of an NFS mount of the volume: each name, in any case/form. */
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "bind|it makes mount(8) bind another path instead of mounting the volume; the node binds the staged volume into each pod itself",
+        "rbind|it makes mount(8) bind another path instead of mounting the volume; the node binds the staged volume into each pod itself",
+        "B|it makes mount(8) bind another path instead of mounting the volume; the node binds the staged volume into each pod itself",
+        "R|it makes mount(8) bind another path instead of mounting the volume; the node binds the staged volume into each pod itself",
+        "remount|it makes mount(8) change or move an existing mount instead of mounting the volume",
+        "move|it makes mount(8) change or move an existing mount instead of mounting the volume",
+        "M|it makes mount(8) change or move an existing mount instead of mounting the volume",
+        "shared|mount propagation is the kubelet's (a container's mountPropagation), not the volume's",
+        "rshared|mount propagation is the kubelet's (a container's mountPropagation), not the volume's",
+        "slave|mount propagation is the kubelet's (a container's mountPropagation), not the volume's",
+        "rslave|mount propagation is the kubelet's (a container's mountPropagation), not the volume's",
+        "private|mount propagation is the kubelet's (a container's mountPropagation), not the volume's",
+        "rprivate|mount propagation is the kubelet's (a container's mountPropagation), not the volume's",
+        "unbindable|mount propagation is the kubelet's (a container's mountPropagation), not the volume's",
+        "runbindable|mount propagation is the kubelet's (a container's mountPropagation), not the volume's",
+        "make-rshared|mount propagation is the kubelet's (a container's mountPropagation), not the volume's",
+        "X-mount.mkdir=0700|mount(8) and its helpers act on X-/x- options themselves (X-mount.mkdir, X-mount.owner, X-mount.subdir, X-mount.idmap, …); the node prepares its mount points itself",
+        "x-mount.subdir=etc|mount(8) and its helpers act on X-/x- options themselves (X-mount.mkdir, X-mount.owner, X-mount.subdir, X-mount.idmap, …); the node prepares its mount points itself",
+        "x-systemd.requires=a|mount(8) and its helpers act on X-/x- options themselves (X-mount.mkdir, X-mount.owner, X-mount.subdir, X-mount.idmap, …); the node prepares its mount points itself",
+        "x-anything|mount(8) and its helpers act on X-/x- options themselves (X-mount.mkdir, X-mount.owner, X-mount.subdir, X-mount.idmap, …); the node prepares its mount points itself",
+        "loop=/dev/loop0|it sets up a loop device; an EFS volume is a network mount",
+        "offset=4096|it sets up a loop device; an EFS volume is a network mount",
+        "sizelimit=1|it sets up a loop device; an EFS volume is a network mount",
+        "encryption=aes|it sets up a loop device; an EFS volume is a network mount",
+        "helper=efs|it makes umount(8) run a helper program",
+        "uhelper=x|it makes umount(8) run a helper program",
+        "user|it lets users other than root mount or unmount the volume; the kubelet alone decides when a volume is mounted",
+        "users|it lets users other than root mount or unmount the volume; the kubelet alone decides when a volume is mounted",
+        "owner|it lets users other than root mount or unmount the volume; the kubelet alone decides when a volume is mounted",
+        "group|it lets users other than root mount or unmount the volume; the kubelet alone decides when a volume is mounted",
+      })
+  void optionsThatChangeWhatTheMountIsAreRefused(String option, String why) {
+    for (String form :
+        List.of(
+            option,
+            option.toUpperCase(java.util.Locale.ROOT),
+            " " + option + " ",
+            option.contains("=") ? option : option + "=1",
+            "noatime," + option + ",hard")) {
+      for (boolean s3files : List.of(false, true)) {
+        DriverException e =
+            assertThrows(
+                DriverException.class, () -> MountOptions.parse(List.of(form), s3files), form);
+        assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind());
+        String lower = form.strip().toLowerCase(java.util.Locale.ROOT);
+        String named =
+            form.startsWith("noatime,") ? option.toLowerCase(java.util.Locale.ROOT) : lower;
+        assertEquals(
+            "mount option '" + named + "' is not supported by this driver: " + why,
+            e.getMessage(),
+            form);
+      }
+    }
+  }
+
+  /** Options real PVs and StorageClasses carry, generic and NFS: passed to mount.nfs4 as given. */
+  @Test
+  void harmlessGenericOptionsStillPass() {
+    List<String> kept =
+        List.of(
+            "noatime",
+            "nodiratime",
+            "relatime",
+            "lazytime",
+            "nosuid",
+            "nodev",
+            "noexec",
+            "nosymfollow",
+            "sync",
+            "dirsync",
+            "defaults",
+            "nofail",
+            "auto",
+            "nouser",
+            "context=system_u:object_r:container_file_t:s0",
+            "nconnect=4",
+            "actimeo=30",
+            "lookupcache=pos",
+            "fsc",
+            "sec=sys",
+            "local_lock=none");
+    assertEquals(kept, MountOptions.parse(kept).nfs());
+  }
+
   @Test
   void retransZeroAndProtoTcpAreFine() {
     assertEquals(List.of("retrans=0", "proto=tcp"), parse("retrans=0", "proto=tcp").nfs());

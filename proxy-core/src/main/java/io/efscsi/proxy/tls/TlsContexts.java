@@ -114,7 +114,12 @@ public final class TlsContexts {
         anchors.add((X509Certificate) c);
       }
     } catch (CertificateException e) {
-      throw new IOException("cannot read the CA certificates: " + e.getMessage(), e);
+      // never the JDK's message or cause: it can quote the file's lines (a PEM header or footer),
+      // and tls.ca-file may name any file (efs-utils' cafile=)
+      throw new IOException(
+          "cannot read the CA certificates in "
+              + config.caFile().map(Path::toString).orElse(BUNDLED_CA)
+              + ": not X.509 certificates in PEM or DER form");
     }
     if (anchors.isEmpty()) {
       throw new IOException(
