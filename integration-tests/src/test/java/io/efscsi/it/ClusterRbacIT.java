@@ -44,6 +44,128 @@ class ClusterRbacIT {
     install(HelmChartTest.render("defaults"));
   }
 
+  /** The chart with authenticated node metrics and a scraper's ServiceAccount named as reader. */
+  static final List<HasMetadata> METRICS_ON =
+      HelmChartTest.render(
+          "defaults",
+          Map.of(
+              "node.metrics.enabled",
+              true,
+              "monitoring.metricsReader.subjects[0].kind",
+              "ServiceAccount",
+              "monitoring.metricsReader.subjects[0].name",
+              "scraper",
+              "monitoring.metricsReader.subjects[0].namespace",
+              NS));
+
+  /**
+   * The packaged node plugin with {@code --metrics-auth=kubernetes}, asking this API server with
+   * the node ServiceAccount's token: no token 401, a token without the reader role 403 (also the
+   * node's own), the scraper's token 200 with the metrics; and the reviews are cached (a second
+   * scrape asks nothing).
+   */
+  @Test
+  void theNodeMetricsAnswerOnlyAnAuthorisedScraper() throws Exception {
+    for (String sa : List.of("scraper", "stranger")) {
+      admin
+          .serviceAccounts()
+          .inNamespace(NS)
+          .resource(
+              new io.fabric8.kubernetes.api.model.ServiceAccountBuilder()
+                  .withNewMetadata()
+                  .withName(sa)
+                  .endMetadata()
+                  .build())
+          .createOr(x -> x.update());
+    }
+    install(METRICS_ON);
+    String nodeToken = token("efs-csi-node-sa");
+    java.nio.file.Path tmp = java.nio.file.Files.createTempDirectory("efscsi-metrics-auth");
+    PackagedDriver node = null;
+    try {
+      Map<String, String> env =
+          Map.of(
+              "KUBECONFIG", cluster.kubeconfig("node-sa", nodeToken).toString(),
+              "KUBERNETES_SERVICE_HOST", "127.0.0.1",
+              "KUBERNETES_SERVICE_PORT", cluster.url().replaceAll(".*:", ""));
+      node =
+          NodePlugins.startPlugin(
+              tmp,
+              "metrics-auth",
+              SupervisorFixture.freeRange(2),
+              1,
+              env,
+              List.of(),
+              List.of("--proxy-cgroup=none", "--metrics-auth=kubernetes"));
+      var m =
+          java.util.regex.Pattern.compile("health and metrics on https://127\\.0\\.0\\.1:(\\d+)")
+              .matcher(node.logText());
+      assertTrue(m.find(), "no https endpoint in the log:\n" + node.logText());
+      String url = "https://127.0.0.1:" + m.group(1) + "/metrics";
+      assertEquals(401, scrape(url, null).statusCode());
+      assertEquals(401, scrape(url, "not-a-token").statusCode());
+      assertEquals(403, scrape(url, token("stranger")).statusCode());
+      assertEquals(403, scrape(url, nodeToken).statusCode(), "the node's own token reads nothing");
+      String scraper = token("scraper");
+      var ok = scrape(url, scraper);
+      assertEquals(200, ok.statusCode(), ok.body());
+      assertTrue(ok.body().contains("efs_csi_http_auth_reviews_total"), ok.body());
+      double before = reviews(ok.body());
+      var again = scrape(url, scraper);
+      assertEquals(200, again.statusCode());
+      assertEquals(before, reviews(again.body()), "a second scrape within the TTL asks nothing");
+      // what a scrape every 15 s costs: the reviews' TTLs bound it (docs/metrics.md)
+      System.err.printf(
+          "metrics auth: %.0f reviews for 6 requests (4 refused, 2 scrapes)%n", before);
+    } finally {
+      NodePlugins.cleanUp(node, tmp);
+      for (String b : List.of("efs-csi-metrics-auth-delegator", "efs-csi-metrics-reader")) {
+        admin.rbac().clusterRoleBindings().withName(b).delete();
+      }
+    }
+  }
+
+  /** The sum of efs_csi_http_auth_reviews_total over every kind and result. */
+  static double reviews(String metrics) {
+    return metrics
+        .lines()
+        .filter(l -> l.startsWith("efs_csi_http_auth_reviews_total{"))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+        .sum();
+  }
+
+  /** A GET of {@code url} over TLS without checking the plugin's self-signed certificate. */
+  static java.net.http.HttpResponse<String> scrape(String url, String token) throws Exception {
+    javax.net.ssl.SSLContext trustAll = javax.net.ssl.SSLContext.getInstance("TLS");
+    trustAll.init(
+        null,
+        new javax.net.ssl.TrustManager[] {
+          new javax.net.ssl.X509TrustManager() {
+            @Override
+            public void checkClientTrusted(java.security.cert.X509Certificate[] c, String a) {}
+
+            @Override
+            public void checkServerTrusted(java.security.cert.X509Certificate[] c, String a) {}
+
+            @Override
+            public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+              return new java.security.cert.X509Certificate[0];
+            }
+          }
+        },
+        null);
+    var params = new javax.net.ssl.SSLParameters();
+    params.setEndpointIdentificationAlgorithm(null);
+    try (var http =
+        java.net.http.HttpClient.newBuilder().sslContext(trustAll).sslParameters(params).build()) {
+      var req = java.net.http.HttpRequest.newBuilder(java.net.URI.create(url));
+      if (token != null) {
+        req.header("Authorization", "Bearer " + token);
+      }
+      return http.send(req.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
+  }
+
   @AfterAll
   static void stop() {
     if (admin != null) {
