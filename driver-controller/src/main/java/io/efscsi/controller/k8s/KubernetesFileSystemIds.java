@@ -3,6 +3,7 @@ package io.efscsi.controller.k8s;
 import io.efscsi.common.error.DriverException;
 import io.efscsi.controller.provision.FileSystemIds;
 import io.efscsi.controller.provision.ProvisioningParameters.FileSystemRef;
+import io.efscsi.controller.provision.VolumeId;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -91,6 +92,13 @@ public final class KubernetesFileSystemIds implements FileSystemIds, AutoCloseab
     if (id.isEmpty()) {
       throw DriverException.failedPrecondition(
           "Failed to resolve filesystem Id: key %s not found or empty in %s %s/%s",
+          key, kind, ns, name);
+    }
+    if (!VolumeId.isFileSystemId(id)) {
+      // Never the value: it may be a secret, and this message reaches the claim's events.
+      throw DriverException.invalidArgument(
+          "Failed to resolve filesystem Id: key %s in %s %s/%s does not hold a file system id"
+              + " (fs- and 8 to 40 lowercase hex digits); its value is not shown",
           key, kind, ns, name);
     }
     return id;

@@ -15,6 +15,7 @@ final class AccessPointPath {
 
   static final int MAX_LENGTH = 100;
   static final int MAX_SLASHES = 5;
+  private static final String NAMESPACE = "${.PVC.namespace}";
 
   private AccessPointPath() {}
 
@@ -62,16 +63,41 @@ final class AccessPointPath {
             .matches("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
   }
 
+  /**
+   * The root {@link #proposes} accepts, for messages: {@link #of}, or with ensureUniqueDirectory
+   * the pattern's path followed by {@code -<uuid>}.
+   */
+  static String describe(ProvisioningParameters p, String volumeName) {
+    if (p.subPathPattern().isEmpty() || !p.ensureUniqueDirectory()) {
+      return of(p, volumeName);
+    }
+    return clean("/" + p.basePath() + "/" + expand(p.subPathPattern().get(), p)) + "-<uuid>";
+  }
+
+  /**
+   * Whether the root this StorageClass gives a claim tells its namespace: a subPathPattern whose
+   * {@code ${.PVC.namespace}} survives path cleaning. A namespace is a DNS label (no {@code /}, no
+   * {@code .}), so cleaning drops a segment holding it for every namespace alike or for none; two
+   * namespaces tried are enough, and with everything else fixed two namespaces never share a root.
+   */
+  static boolean namespaced(ProvisioningParameters p) {
+    if (p.subPathPattern().isEmpty() || !p.subPathPattern().get().contains(NAMESPACE)) {
+      return false;
+    }
+    String pattern = p.subPathPattern().get();
+    return !clean("/" + expand(pattern, p, Optional.of("a")))
+        .equals(clean("/" + expand(pattern, p, Optional.of("b"))));
+  }
+
   private static String expand(String pattern, ProvisioningParameters p) {
+    return expand(pattern, p, p.pvcNamespace());
+  }
+
+  private static String expand(
+      String pattern, ProvisioningParameters p, Optional<String> namespace) {
     String s = pattern;
     s = replace(s, "${.PVC.name}", p.pvcName(), ProvisioningParameters.PVC_NAME, pattern);
-    s =
-        replace(
-            s,
-            "${.PVC.namespace}",
-            p.pvcNamespace(),
-            ProvisioningParameters.PVC_NAMESPACE,
-            pattern);
+    s = replace(s, NAMESPACE, namespace, ProvisioningParameters.PVC_NAMESPACE, pattern);
     s = replace(s, "${.PV.name}", p.pvName(), ProvisioningParameters.PV_NAME, pattern);
     if (s.contains("${") || s.contains("}")) {
       throw DriverException.invalidArgument("Path specified %s contains invalid elements", pattern);

@@ -90,7 +90,8 @@ public final class AccessPointProvisioner {
 
     Optional<AccessPoint> existing = inventory.byToken(token);
     if (existing.isEmpty() && p.reuseAccessPoint()) {
-      existing = inventory.byToken(sha256(p.pvcName().orElseThrow()));
+      existing = inventory.byToken(GoMadeAccessPoints.token(p));
+      existing.ifPresent(a -> GoMadeAccessPoints.checkBelongs(a, p, name));
     }
     AccessPoint ap;
     if (existing.isPresent()) {

@@ -15,6 +15,11 @@ public record VolumeId(
   private static final Pattern FS = Pattern.compile("fs-[0-9a-f]{8,40}");
   private static final Pattern AP = Pattern.compile("fsap-[0-9a-f]{8,40}");
 
+  /** Whether {@code s} has the form of a file system id: {@code fs-[0-9a-f]{8,40}}. */
+  public static boolean isFileSystemId(String s) {
+    return FS.matcher(s).matches();
+  }
+
   /** The typed form CreateVolume returns: {@code efs:fs-…::fsap-…}. */
   public static String format(String fileSystemId, String accessPointId) {
     return format("efs", fileSystemId, accessPointId);

@@ -1,6 +1,7 @@
 package io.efscsi.controller.k8s;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.efscsi.common.error.DriverException;
@@ -95,6 +96,42 @@ class KubernetesFileSystemIdsTest {
         "Failed to resolve filesystem Id: failed to get fileSystemIdSecretRef storage/gone: not"
             + " found",
         missing.getMessage());
+  }
+
+  /**
+   * The id ends up in AWS calls whose error text the provisioner puts on the claim's events: a
+   * value that is not a file system id is refused first, and no message quotes it.
+   */
+  @Test
+  void aValueThatIsNoFileSystemIdIsRefusedWithoutQuotingIt() {
+    answer(
+        "secrets/efs",
+        200,
+        new SecretBuilder()
+            .withNewMetadata()
+            .withName("efs")
+            .endMetadata()
+            .addToData(
+                "fsid",
+                Base64.getEncoder().encodeToString("hunter2".getBytes(StandardCharsets.UTF_8)))
+            .build());
+    answer("configmaps/efs", 200, configMap("fsid", "fs-0123456789ABCDEF0"));
+    DriverException secret =
+        assertThrows(
+            DriverException.class,
+            () -> ids.resolve(new FileSystemRef.SecretKey("storage", "efs", "fsid")));
+    assertEquals(DriverException.Kind.INVALID_ARGUMENT, secret.kind());
+    assertEquals(
+        "Failed to resolve filesystem Id: key fsid in Secret storage/efs does not hold a file"
+            + " system id (fs- and 8 to 40 lowercase hex digits); its value is not shown",
+        secret.getMessage());
+    assertFalse(secret.getMessage().contains("hunter2"), secret.getMessage());
+    DriverException configMap =
+        assertThrows(
+            DriverException.class,
+            () -> ids.resolve(new FileSystemRef.ConfigMapKey("storage", "efs", "fsid")));
+    assertEquals(DriverException.Kind.INVALID_ARGUMENT, configMap.kind());
+    assertFalse(configMap.getMessage().contains("ABCDEF"), configMap.getMessage());
   }
 
   @Test

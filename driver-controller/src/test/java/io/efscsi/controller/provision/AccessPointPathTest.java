@@ -55,4 +55,18 @@ class AccessPointPathTest {
         AccessPointPath.proposes(
             plain, "pvc-1", "/base/team-a/data-0f8fad5b-d9cb-469f-a165-70867728950e"));
   }
+
+  @Test
+  void theRootTellsTheNamespaceOnlyWhenThePatternKeepsIt() {
+    assertTrue(
+        AccessPointPath.namespaced(params("subPathPattern", "${.PVC.namespace}/${.PVC.name}")));
+    assertTrue(AccessPointPath.namespaced(params("subPathPattern", "ns-${.PVC.namespace}")));
+    assertTrue(
+        AccessPointPath.namespaced(
+            params("subPathPattern", "${.PVC.namespace}/x/../${.PVC.namespace}")));
+    assertFalse(AccessPointPath.namespaced(params()), "the default: the PV name");
+    assertFalse(AccessPointPath.namespaced(params("subPathPattern", "${.PVC.name}")));
+    assertFalse(
+        AccessPointPath.namespaced(params("subPathPattern", "${.PVC.namespace}/../${.PVC.name}")));
+  }
 }
