@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.regex.Pattern;
 
 /**
  * One line of {@code /proc/<pid>/mountinfo} (proc(5)), with octal escapes already decoded.
@@ -31,6 +32,9 @@ public record MountInfo(
     String fsType,
     String source,
     String superOptions) {
+
+  /** A port as the kernel writes it ({@code %u}); Integer.parseInt alone takes "+5", "-1". */
+  private static final Pattern PORT = Pattern.compile("[0-9]{1,5}");
 
   public MountInfo {
     optionalFields = List.copyOf(optionalFields);
@@ -60,19 +64,16 @@ public record MountInfo(
         && superOption("addr").map(a -> a.equals("127.0.0.1")).orElse(false);
   }
 
-  /** The {@code port=} super option of a loopback NFS mount, if any. */
+  /** The {@code port=} super option of a loopback NFS mount, if any and a port (0-65535). */
   public OptionalInt loopbackPort() {
     if (!isLoopbackNfs()) {
       return OptionalInt.empty();
     }
     Optional<String> port = superOption("port");
-    if (port.isEmpty()) {
+    if (port.isEmpty() || !PORT.matcher(port.get()).matches()) {
       return OptionalInt.empty();
     }
-    try {
-      return OptionalInt.of(Integer.parseInt(port.get()));
-    } catch (NumberFormatException e) {
-      return OptionalInt.empty();
-    }
+    int p = Integer.parseInt(port.get());
+    return p <= 65535 ? OptionalInt.of(p) : OptionalInt.empty();
   }
 }

@@ -29,8 +29,9 @@ public final class MountInfoParser {
 
   /** Parses one line; {@code lineNo} is only for the error message. */
   public static MountInfo parseLine(String line, int lineNo) {
-    String[] f = line.strip().split(" ");
-    int sep = Arrays.asList(f).indexOf("-");
+    String[] f = line.split(" "); // not strip(): a last field may end in what it removes ("\r")
+    // the first "-" after the six fixed fields (a root, mount point or option may be "-" too)
+    int sep = f.length > 6 ? 6 + Arrays.asList(f).subList(6, f.length).indexOf("-") : -1;
     if (sep < 6 || f.length < sep + 3) {
       throw new IllegalArgumentException(
           "mountinfo line "
@@ -41,8 +42,8 @@ public final class MountInfoParser {
     }
     try {
       return new MountInfo(
-          Integer.parseInt(f[0]),
-          Integer.parseInt(f[1]),
+          id(f[0]),
+          id(f[1]),
           f[2],
           unescape(f[3]),
           unescape(f[4]),
@@ -55,6 +56,16 @@ public final class MountInfoParser {
       throw new IllegalArgumentException(
           "mountinfo line " + lineNo + " has a non-numeric mount id: " + line, e);
     }
+  }
+
+  /** A decimal id as the kernel writes it (Integer.parseInt alone also takes "+1" and "-1"). */
+  private static int id(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      if (s.charAt(i) < '0' || s.charAt(i) > '9') {
+        throw new NumberFormatException(s);
+      }
+    }
+    return Integer.parseInt(s);
   }
 
   /** Decodes the kernel's octal escapes ({@code \040} space, {@code \011} tab, {@code \134} \). */

@@ -1,6 +1,7 @@
 package io.efscsi.supervisor.state;
 
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -8,12 +9,20 @@ import java.util.Map;
 /**
  * Just enough JSON for the state records (the supervisor carries no JSON library): objects, arrays,
  * strings, numbers (integers as Long, others as Double), booleans and null. Parse errors name the
- * offset.
+ * offset. Objects and arrays nest at most {@link #MAX_DEPTH} deep, so that no file on the host can
+ * exhaust the reader's stack.
  */
 public final class Json {
 
+  /**
+   * How deep objects and arrays may nest ({@code []} is 1); the deepest file read here (efs-utils'
+   * state, a record, a proxy's status) nests 2.
+   */
+  public static final int MAX_DEPTH = 64;
+
   private final String s;
   private int i;
+  private int depth;
 
   private Json(String s) {
     this.s = s;
@@ -117,10 +126,12 @@ public final class Json {
 
   private Map<String, Object> object() {
     Map<String, Object> m = new LinkedHashMap<>();
+    enter();
     i++;
     ws();
     if (peek('}')) {
       i++;
+      depth--;
       return m;
     }
     while (true) {
@@ -137,6 +148,7 @@ public final class Json {
         i++;
       } else {
         expect('}');
+        depth--;
         return m;
       }
     }
@@ -144,10 +156,12 @@ public final class Json {
 
   private List<Object> array() {
     List<Object> l = new ArrayList<>();
+    enter();
     i++;
     ws();
     if (peek(']')) {
       i++;
+      depth--;
       return l;
     }
     while (true) {
@@ -157,8 +171,15 @@ public final class Json {
         i++;
       } else {
         expect(']');
+        depth--;
         return l;
       }
+    }
+  }
+
+  private void enter() {
+    if (++depth > MAX_DEPTH) {
+      throw error("objects and arrays nested deeper than the limit of " + MAX_DEPTH);
     }
   }
 
@@ -192,12 +213,14 @@ public final class Json {
           if (i + 4 > s.length()) {
             throw error("short \\u escape");
           }
-          try {
-            sb.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
-          } catch (NumberFormatException ex) {
-            throw error("bad \\u escape");
+          int code = 0;
+          for (int end = i + 4; i < end; i++) { // four ASCII hex digits: not "\\u-123", "\\u+041"
+            if (!HexFormat.isHexDigit(s.charAt(i))) {
+              throw error("bad \\u escape");
+            }
+            code = code * 16 + HexFormat.fromHexDigit(s.charAt(i));
           }
-          i += 4;
+          sb.append((char) code);
         }
         default -> throw error("bad escape \\" + e);
       }
@@ -215,7 +238,7 @@ public final class Json {
       char c = s.charAt(i);
       if (".eE+-".indexOf(c) >= 0) {
         fraction = true; // efs-utils' state files carry epoch seconds as floats
-      } else if (!Character.isDigit(c)) {
+      } else if (c < '0' || c > '9') { // not Character.isDigit: "6" + ARABIC-INDIC FIVE was 65
         break;
       }
     }

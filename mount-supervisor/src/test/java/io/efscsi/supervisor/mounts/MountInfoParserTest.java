@@ -88,4 +88,29 @@ class MountInfoParserTest {
         IllegalArgumentException.class,
         () -> MountInfoParser.parse("x 1 0:22 / /proc rw - proc proc rw"));
   }
+
+  /** What MountInfoParserFuzzTest found the parser reading otherwise than proc(5) says. */
+  @Test
+  void readAsTheKernelWritesIt() {
+    MountInfo dash = MountInfoParser.parseLine("30 1 0:5 / - rw shared:1 - tmpfs - rw", 1);
+    assertEquals("-", dash.mountPoint(), "the separator is the first - after six fields");
+    assertEquals(List.of("shared:1"), dash.optionalFields());
+    assertEquals("tmpfs", dash.fsType());
+    assertEquals(
+        "rw\r",
+        MountInfoParser.parseLine("30 1 0:5 / /m rw - tmpfs x rw\r", 1).superOptions(),
+        "a last field keeps what strip() would have removed");
+    for (String id : List.of("+30 1", "30 -1", "\u0663 1")) {
+      assertThrows(
+          IllegalArgumentException.class,
+          () -> MountInfoParser.parseLine(id + " 0:5 / /m rw - tmpfs x rw", 1),
+          id);
+    }
+    for (String port : List.of("+20049", "-1", "99999", "\u0662\u0660\u0660")) {
+      assertEquals(
+          OptionalInt.empty(),
+          MountInfoParser.parseLine(NFS.replace("port=20049", "port=" + port), 1).loopbackPort(),
+          port);
+    }
+  }
 }
