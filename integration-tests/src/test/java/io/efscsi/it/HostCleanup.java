@@ -49,7 +49,13 @@ public final class HostCleanup {
    * holds a process stays, and says so.
    */
   public static void removeCgroupParent(String parent) throws IOException {
-    for (Path root : CGROUP_ROOTS) {
+    List<Path> roots = new java.util.ArrayList<>(CGROUP_ROOTS);
+    try (Stream<Path> all = Files.list(Path.of("/sys/fs/cgroup"))) {
+      // on v1 a proxy leaves the plugin's group in every hierarchy (CgroupV1Placer)
+      all.filter(r -> Files.exists(r.resolve("cgroup.procs")) && !roots.contains(r))
+          .forEach(roots::add);
+    }
+    for (Path root : roots) {
       Path group = root.resolve(parent);
       if (!Files.isDirectory(group) || !Files.exists(group.resolve("cgroup.procs"))) {
         continue;

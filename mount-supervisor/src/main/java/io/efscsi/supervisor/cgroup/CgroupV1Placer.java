@@ -8,8 +8,16 @@ import java.util.Map;
 
 /**
  * cgroup v1: one group per proxy in the memory and pids hierarchies ({@code <root>/memory/<parent>/
- * <name>} and {@code <root>/pids/…}). Limits: memory.limit_in_bytes (and memsw when swap accounting
- * is on), pids.max. OOM kills read from memory.oom_control's {@code oom_kill} counter.
+ * <name>} and {@code <root>/pids/…}), which carry its limits: memory.limit_in_bytes (and memsw when
+ * swap accounting is on), pids.max. OOM kills read from memory.oom_control's {@code oom_kill}
+ * counter.
+ *
+ * <p>The proxy also leaves the plugin pod's group in every other mounted hierarchy (cpu, devices,
+ * freezer, name=systemd, …), into a group of the same name: on v1, kubelet kills whatever is left
+ * in any hierarchy of a deleted pod's cgroup, and runc finds a container's processes to kill (a
+ * container sharing the host's PID namespace is killed whole when its main process exits) in the
+ * devices hierarchy. A proxy left in one of them would die with the plugin's pod on every rollout.
+ * Those extra groups are best effort: a hierarchy that cannot be written is skipped.
  */
 public final class CgroupV1Placer implements CgroupPlacer {
 
@@ -43,7 +51,46 @@ public final class CgroupV1Placer implements CgroupPlacer {
     if (limits.pids() > 0) {
       CgroupFiles.write(pids.resolve("pids.max"), Integer.toString(limits.pids()));
     }
+    for (Path hierarchy : otherHierarchies()) {
+      try {
+        makeGroup(hierarchy, rel);
+      } catch (IOException e) {
+        // best effort: the limits and accounting are in memory and pids
+      }
+    }
     return new Group(rel);
+  }
+
+  /**
+   * Every mounted hierarchy under the root but memory and pids: a directory with its own {@code
+   * cgroup.procs}.
+   */
+  private List<Path> otherHierarchies() {
+    try (var dirs = Files.list(root)) {
+      return dirs.filter(d -> !d.getFileName().toString().equals("memory"))
+          .filter(d -> !d.getFileName().toString().equals("pids"))
+          .filter(d -> Files.isDirectory(d) && Files.exists(d.resolve("cgroup.procs")))
+          .sorted()
+          .toList();
+    } catch (IOException e) {
+      return List.of();
+    }
+  }
+
+  /** {@code hierarchy/rel}, each new level's cpuset given its parent's cpus and mems. */
+  private static void makeGroup(Path hierarchy, String rel) throws IOException {
+    Path dir = hierarchy;
+    for (String part : rel.split("/")) {
+      Path parentDir = dir;
+      dir = dir.resolve(part);
+      Files.createDirectories(dir);
+      for (String knob : List.of("cpuset.cpus", "cpuset.mems")) {
+        Path file = dir.resolve(knob);
+        if (Files.exists(file) && Files.readString(file).isBlank()) {
+          CgroupFiles.write(file, Files.readString(parentDir.resolve(knob)).strip());
+        }
+      }
+    }
   }
 
   @Override
@@ -78,9 +125,18 @@ public final class CgroupV1Placer implements CgroupPlacer {
 
     @Override
     public Map<String, String> environment() {
-      return Map.of(
-          "EFSCSI_CGROUP_PROCS",
-          memory().resolve("cgroup.procs") + " " + pidsGroup().resolve("cgroup.procs"));
+      StringBuilder procs =
+          new StringBuilder()
+              .append(memory().resolve("cgroup.procs"))
+              .append(' ')
+              .append(pidsGroup().resolve("cgroup.procs"));
+      for (Path hierarchy : otherHierarchies()) {
+        Path file = hierarchy.resolve(rel).resolve("cgroup.procs");
+        if (Files.isWritable(file)) {
+          procs.append(' ').append(file);
+        }
+      }
+      return Map.of("EFSCSI_CGROUP_PROCS", procs.toString());
     }
 
     @Override
@@ -112,6 +168,9 @@ public final class CgroupV1Placer implements CgroupPlacer {
     public void remove() {
       CgroupFiles.rmdir(memory());
       CgroupFiles.rmdir(pidsGroup());
+      for (Path hierarchy : otherHierarchies()) {
+        CgroupFiles.rmdir(hierarchy.resolve(rel));
+      }
     }
   }
 }

@@ -97,6 +97,48 @@ class CgroupPlacersTest {
   }
 
   @Test
+  void v1AlsoLeavesThePodsGroupInEveryOtherHierarchy() throws Exception {
+    for (String h : List.of("memory", "pids", "devices", "cpuset", "freezer")) {
+      Files.createDirectories(root.resolve(h));
+      Files.writeString(root.resolve(h).resolve("cgroup.procs"), "");
+    }
+    Files.writeString(root.resolve("cpuset/cpuset.cpus"), "0-1\n");
+    Files.writeString(root.resolve("cpuset/cpuset.mems"), "0\n");
+    // the kernel makes a new cpuset group's knobs empty
+    for (String d : List.of("cpuset/efs-csi", "cpuset/efs-csi/proxy-7")) {
+      Files.createDirectories(root.resolve(d));
+      Files.writeString(root.resolve(d).resolve("cpuset.cpus"), "");
+      Files.writeString(root.resolve(d).resolve("cpuset.mems"), "");
+      Files.writeString(root.resolve(d).resolve("cgroup.procs"), "");
+    }
+    for (String h : List.of("memory", "pids", "devices", "freezer")) {
+      Files.createDirectories(root.resolve(h + "/efs-csi/proxy-7"));
+      Files.writeString(root.resolve(h + "/efs-csi/proxy-7/cgroup.procs"), "");
+    }
+    Placement p = new CgroupV1Placer(root, "efs-csi").place("proxy-7", new Limits(0, 0));
+    assertEquals("0-1", Files.readString(root.resolve("cpuset/efs-csi/proxy-7/cpuset.cpus")));
+    assertEquals("0", Files.readString(root.resolve("cpuset/efs-csi/cpuset.mems")));
+    String pid = runWrapped(p);
+    for (String h : List.of("memory", "pids", "devices", "cpuset", "freezer")) {
+      assertEquals(
+          pid + "\n", Files.readString(root.resolve(h + "/efs-csi/proxy-7/cgroup.procs")), h);
+    }
+    for (String h : List.of("devices", "cpuset", "freezer")) {
+      Files.delete(root.resolve(h + "/efs-csi/proxy-7/cgroup.procs"));
+    }
+    for (String h : List.of("cpuset")) {
+      Files.delete(root.resolve(h + "/efs-csi/proxy-7/cpuset.cpus"));
+      Files.delete(root.resolve(h + "/efs-csi/proxy-7/cpuset.mems"));
+    }
+    Files.delete(root.resolve("memory/efs-csi/proxy-7/cgroup.procs"));
+    Files.delete(root.resolve("pids/efs-csi/proxy-7/cgroup.procs"));
+    p.remove();
+    for (String h : List.of("memory", "pids", "devices", "cpuset", "freezer")) {
+      assertFalse(Files.exists(root.resolve(h + "/efs-csi/proxy-7")), h);
+    }
+  }
+
+  @Test
   void aGroupThatCannotBeJoinedFailsTheStartWithItsOwnExitCode() throws Exception {
     Files.createDirectories(root.resolve("memory/efs-csi/proxy-1"));
     Files.createDirectories(root.resolve("pids/efs-csi/proxy-1"));
