@@ -46,7 +46,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends nfs-common util-linux coreutils ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=jdk /jre /opt/java
-ENV JAVA_HOME=/opt/java PATH=/opt/java/bin:$PATH
+ENV JAVA_HOME=/opt/java PATH=/opt/efs-csi/bin:/opt/java/bin:$PATH
 COPY --from=dist /opt/efs-csi /opt/efs-csi
 RUN /opt/efs-csi/bin/efs-csi train && /opt/efs-csi/bin/efs-csi version
 # Open Container Initiative annotations, from the build's arguments (ContainerImageIT passes what

@@ -7,6 +7,8 @@ leftovers() {
     -printf 'temp: %p\n' 2>/dev/null
   find /sys/fs/cgroup -maxdepth 3 -type d -name '*efs-csi*' -printf 'cgroup: %p\n' 2>/dev/null
   awk '/ - nfs4? 127\.0\.0\.1:/ || / - tmpfs efs-test / { print "mount: " $5 }' /proc/self/mountinfo
-  pgrep -af 'io\.efscsi\.(proxy\.ProxyMain|launcher\.Main)|ganesha\.nfsd|stunnel|qemu-system|kube-apiserver|etcd --name=efs-csi' | sed 's/^/process: /'
+  pgrep -af 'io\.efscsi\.(proxy\.ProxyMain|launcher\.Main)|ganesha\.nfsd|stunnel|qemu-system|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet --config|containerd --config /tmp/efs-csi|etcd --name=efs-csi' | sed 's/^/process: /'
+  # the node DaemonSet's efs-utils hostPaths (the cluster suite installs the chart)
+  ls -d /var/run/efs /var/amazon/efs /etc/amazon/efs 2>/dev/null | sed 's/^/hostpath: /'
   true
 }

@@ -86,8 +86,8 @@ class ClusterRbacIT {
       Map<String, String> env =
           Map.of(
               "KUBECONFIG", cluster.kubeconfig("node-sa", nodeToken).toString(),
-              "KUBERNETES_SERVICE_HOST", "127.0.0.1",
-              "KUBERNETES_SERVICE_PORT", cluster.url().replaceAll(".*:", ""));
+              "KUBERNETES_SERVICE_HOST", cluster.apiHost(),
+              "KUBERNETES_SERVICE_PORT", "443");
       node =
           NodePlugins.startPlugin(
               tmp,

@@ -43,6 +43,7 @@ public final class Cluster extends ControlPlane {
     Cluster c = new Cluster(Files.createTempDirectory("efs-csi-cluster-"));
     try {
       long t0 = System.nanoTime();
+      c.shareMounts();
       c.startControlPlane();
       c.startControllers();
       c.startContainerd();
@@ -67,6 +68,23 @@ public final class Cluster extends ControlPlane {
   /** containerd's socket. */
   public Path containerdSocket() {
     return dir.resolve("containerd/containerd.sock");
+  }
+
+  /**
+   * The directory bind-mounted on itself and made shared: the node plugin's kubelet directory is
+   * mounted with Bidirectional propagation, which needs a shared mount (this machine's / is
+   * private).
+   */
+  private void shareMounts() throws IOException, InterruptedException {
+    for (List<String> command :
+        List.of(
+            List.of("mount", "--bind", dir.toString(), dir.toString()),
+            List.of("mount", "--make-rshared", dir.toString()))) {
+      Images.Result r = Images.exec(30, command);
+      if (r.exit() != 0) {
+        throw new IOException(String.join(" ", command) + ": " + r.output());
+      }
+    }
   }
 
   private void startControllers() throws IOException, InterruptedException {
@@ -299,6 +317,15 @@ public final class Cluster extends ControlPlane {
       removeContainers();
     } catch (IOException e) {
       System.err.println("cannot remove the cluster's containers: " + e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    stopProcesses();
+    try {
+      // the shared bind mount of the directory on itself, with what is left mounted below it
+      Images.exec(60, List.of("umount", "-l", dir.toString()));
+    } catch (IOException e) {
+      System.err.println("cannot unmount " + dir + ": " + e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

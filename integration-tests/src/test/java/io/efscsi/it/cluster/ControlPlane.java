@@ -47,6 +47,7 @@ public class ControlPlane implements AutoCloseable {
   final Path dir;
   final List<Process> processes = new ArrayList<>();
   private int apiPort;
+  private String apiHost;
   private SSLContext trust;
 
   /** Starts etcd and the API server and waits until the API server is ready. */
@@ -67,7 +68,14 @@ public class ControlPlane implements AutoCloseable {
 
   void startControlPlane() throws IOException, InterruptedException {
     Path bin = KubeBinaries.dir();
-    Pki.make(dir);
+    // The kubernetes Service's address is what kubelet gives pods (KUBERNETES_SERVICE_HOST); with
+    // no
+    // kube-proxy, the API server itself listens there: the first address of a loopback /24 picked
+    // at random (two clusters never collide), port 443 as the Service says.
+    java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+    String net = "127." + r.nextInt(10, 250) + "." + r.nextInt(0, 250) + ".";
+    apiHost = net + "1";
+    Pki.make(dir, apiHost);
     Files.writeString(
         dir.resolve("tokens.csv"),
         String.join(
@@ -79,7 +87,7 @@ public class ControlPlane implements AutoCloseable {
             ""));
     int etcdPort = freePort();
     int peerPort = freePort();
-    apiPort = freePort();
+    apiPort = 443;
     processes.add(
         run(
             "etcd",
@@ -99,8 +107,8 @@ public class ControlPlane implements AutoCloseable {
             List.of(
                 bin.resolve("kube-apiserver").toString(),
                 "--etcd-servers=http://127.0.0.1:" + etcdPort,
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
+                "--bind-address=" + apiHost,
+                "--advertise-address=" + apiHost,
                 "--secure-port=" + apiPort,
                 "--tls-cert-file=" + dir.resolve("apiserver.crt"),
                 "--tls-private-key-file=" + dir.resolve("apiserver.key"),
@@ -111,7 +119,7 @@ public class ControlPlane implements AutoCloseable {
                 "--service-account-key-file=" + dir.resolve("sa.pub"),
                 "--service-account-signing-key-file=" + dir.resolve("sa.key"),
                 "--api-audiences=https://kubernetes.default.svc.cluster.local",
-                "--service-cluster-ip-range=10.96.0.0/24",
+                "--service-cluster-ip-range=" + net + "0/24",
                 "--endpoint-reconciler-type=none",
                 "--allow-privileged=true",
                 "--enable-priority-and-fairness=false",
@@ -126,7 +134,12 @@ public class ControlPlane implements AutoCloseable {
 
   /** The API server's URL. */
   public String url() {
-    return "https://127.0.0.1:" + apiPort;
+    return "https://" + apiHost + ":" + apiPort;
+  }
+
+  /** The API server's address, also the kubernetes Service's (what pods are told). */
+  public String apiHost() {
+    return apiHost;
   }
 
   /** This cluster's directory (certificates, logs, etcd's data). */

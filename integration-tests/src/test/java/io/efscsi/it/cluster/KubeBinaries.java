@@ -11,7 +11,7 @@ import java.util.List;
  * reachable registry ships them), unpacked once into {@code .tools/k8s/} of the repository and
  * checked against the SHA256SUMS that comes with them.
  */
-final class KubeBinaries {
+public final class KubeBinaries {
 
   static final List<String> NAMES =
       List.of(
@@ -31,6 +31,11 @@ final class KubeBinaries {
     String configured = System.getProperty("efscsi.k8s.dir");
     Path repo = Path.of("").toAbsolutePath().getParent(); // the suite runs in integration-tests/
     return configured != null ? Path.of(configured) : repo.resolveSibling("shared").resolve("k8s");
+  }
+
+  /** {@link #dir()}, for the suites outside this package. */
+  public static Path unpacked() throws IOException, InterruptedException {
+    return dir();
   }
 
   /** The directory holding every binary, unpacked and checked; unpacks what is missing. */

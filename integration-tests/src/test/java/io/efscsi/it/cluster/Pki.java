@@ -15,7 +15,7 @@ final class Pki {
 
   private Pki() {}
 
-  static void make(Path dir) throws IOException, InterruptedException {
+  static void make(Path dir, String apiHost) throws IOException, InterruptedException {
     openssl(dir, "genrsa", "-out", "ca.key", "2048");
     openssl(
         dir,
@@ -34,8 +34,10 @@ final class Pki {
         dir,
         "apiserver",
         "/CN=kube-apiserver",
-        "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,"
-            + "DNS:kubernetes.default.svc,IP:10.96.0.1\nextendedKeyUsage=serverAuth");
+        "subjectAltName=IP:127.0.0.1,IP:"
+            + apiHost
+            + ",DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc"
+            + "\nextendedKeyUsage=serverAuth");
     signed(dir, "admin", "/O=system:masters/CN=admin", "extendedKeyUsage=clientAuth");
     openssl(dir, "genrsa", "-out", "sa.key", "2048");
     openssl(dir, "rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub");

@@ -1,0 +1,645 @@
+package io.efscsi.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.efscsi.emulator.EfsEmulator;
+import io.efscsi.it.cluster.Cluster;
+import io.efscsi.it.cluster.Images;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.storage.CSINode;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The chart installed as an operator installs it ({@code helm install} of deploy/helm with the
+ * project's own image and sidecar images made from the shared binaries) into the one-node {@link
+ * Cluster}, and the volume's life driven by the real external-provisioner and kubelet: the EFS API
+ * is the project's emulator, the mount target a TLS server in front of nfs-ganesha, and the NFS
+ * mount command the stand-in (this kernel has no NFS client; the kernel VM suite keeps the real
+ * one), which bind-mounts one directory as the file system's root so that pods share data.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterDriverIT {
+
+  static final String NS = "kube-system";
+  static final String DRIVER = "efs.csi.aws.com";
+
+  static Cluster cluster;
+  static KubernetesClient admin;
+  static NfsLab lab;
+  static EfsEmulator efs;
+  static String fsId;
+  static Path work;
+  static Path test;
+  static ClusterHelm helm;
+  static int tlsPort;
+  static final List<String> phases = new ArrayList<>();
+
+  @BeforeAll
+  static void install() throws Exception {
+    long t0 = System.nanoTime();
+    ClusterHostPaths.recordBefore();
+    cluster = Cluster.start();
+    admin = cluster.admin();
+    // as a node group bootstrapped for the driver starts (upstream's startup taint)
+    admin
+        .nodes()
+        .withName("localhost")
+        .edit(n ->
+            new io.fabric8.kubernetes.api.model.NodeBuilder(n)
+                .editSpec()
+                .addNewTaint()
+                .withKey("efs.csi.aws.com/agent-not-ready")
+                .withEffect("NoExecute")
+                .endTaint()
+                .endSpec()
+                .build());
+    phase("cluster up", t0);
+    work = Files.createTempDirectory("efscsi-cluster-driver");
+    long t1 = System.nanoTime();
+    phases.add(
+        String.format(
+            "images built and imported: %.1f s", ClusterImages.buildAndImport(cluster, work)));
+    lab = new NfsLab(Files.createDirectories(work.resolve("lab")), 1);
+    efs = EfsEmulator.start();
+    fsId = efs.createFileSystem();
+    efs.addMountTarget(fsId, Cluster.ZONE, "127.0.0.1");
+    String name = fsId + ".efs.us-east-1.amazonaws.com";
+    lab.selfSigned("mt", name);
+    tlsPort = NfsLab.freePort();
+    lab.stunnelServer(tlsPort, lab.dir.resolve("mt.crt"), lab.dir.resolve("mt.key"));
+    NfsLab.awaitPort(tlsPort, java.time.Duration.ofSeconds(10));
+    // what the node container sees under the kubelet directory it mounts
+    test = Files.createDirectories(cluster.kubeletDir().resolve("efs-test"));
+    Files.createDirectories(test.resolve("root"));
+    Files.copy(lab.dir.resolve("mt.crt"), test.resolve("ca.crt"));
+    Path mount = test.resolve("fake-nfs-mount");
+    try (var in = ClusterDriverIT.class.getResourceAsStream("/fake-nfs-mount")) {
+      Files.write(mount, in.readAllBytes());
+    }
+    Files.setPosixFilePermissions(mount, PosixFilePermissions.fromString("rwxr-xr-x"));
+    helm = new ClusterHelm(cluster, work);
+    helm.install(values(tlsPort, false));
+    awaitDriverReady();
+    phase("chart installed and ready", t1);
+  }
+
+  static void phase(String what, long since) {
+    phases.add(String.format("%s: %.1f s", what, (System.nanoTime() - since) / 1e9));
+  }
+
+  /** The values an operator on this cluster would write; node metrics on or off. */
+  static String values(int tlsPort, boolean metrics) {
+    String env =
+        """
+            - {name: AWS_REGION, value: us-east-1}
+            - {name: AWS_ENDPOINT_URL_EFS, value: "%s"}
+            - {name: AWS_ENDPOINT_URL_STS, value: "%s"}
+            - {name: AWS_ACCESS_KEY_ID, value: test}
+            - {name: AWS_SECRET_ACCESS_KEY, value: test}
+            - {name: AWS_EC2_METADATA_DISABLED, value: "true"}
+            - {name: AWS_EC2_METADATA_SERVICE_ENDPOINT, value: "http://127.0.0.1:9"}
+        """
+            .formatted(efs.endpoint(), efs.endpoint());
+    return """
+    image: {repository: efs-csi-test/efs-csi, tag: it, pullPolicy: Never}
+    sidecars:
+      livenessProbe: {image: {repository: efs-csi-test/livenessprobe, tag: it, pullPolicy: Never}}
+      nodeDriverRegistrar: {image: {repository: efs-csi-test/csi-node-driver-registrar, tag: it, pullPolicy: Never}}
+      csiProvisioner: {image: {repository: efs-csi-test/csi-provisioner, tag: it, pullPolicy: Never}}
+    controller:
+      replicaCount: 1
+      hostNetwork: true
+      env:
+    %1$s
+    node:
+      kubeletPath: %2$s
+      env:
+    %1$s
+        - {name: FAKE_NFS_ROOT, value: "%3$s/root"}
+        - {name: FAKE_NFS_LOG, value: "%3$s/nfs-mounts.log"}
+      additionalArgs:
+        - --nfs-mount-command=%3$s/fake-nfs-mount
+        - --mount-target-port=%4$d
+        - --mount-absent-grace=1h
+      proxy:
+        stateDir: %5$s
+        cgroupParent: efs-csi-cluster-proxies
+      metrics: {enabled: %7$s}
+    storageClasses:
+      - name: efs-sc
+        parameters: {provisioningMode: efs-ap, fileSystemId: %6$s, directoryPerms: "700"}
+        mountOptions: [cafile=%3$s/ca.crt]
+    monitoring:
+      metricsReader:
+        subjects: [{kind: ServiceAccount, name: scraper, namespace: default}]
+    """
+        .formatted(
+            env.stripTrailing(),
+            cluster.kubeletDir(),
+            test,
+            tlsPort,
+            work.resolve("state"),
+            fsId,
+            metrics);
+  }
+
+  static void awaitDriverReady() {
+    admin
+        .apps()
+        .daemonSets()
+        .inNamespace(NS)
+        .withName("efs-csi-node")
+        .waitUntilCondition(
+            d ->
+                d != null
+                    && d.getStatus() != null
+                    && Integer.valueOf(1).equals(d.getStatus().getNumberReady()),
+            180,
+            TimeUnit.SECONDS);
+    admin
+        .apps()
+        .deployments()
+        .inNamespace(NS)
+        .withName("efs-csi-controller")
+        .waitUntilCondition(
+            d ->
+                d != null
+                    && d.getStatus() != null
+                    && Integer.valueOf(1).equals(d.getStatus().getReadyReplicas()),
+            180,
+            TimeUnit.SECONDS);
+  }
+
+  @AfterAll
+  static void uninstall() throws Exception {
+    phases.forEach(p -> System.err.println("cluster suite: " + p));
+    if (admin != null) {
+      System.err.println(diagnostics());
+    }
+    if (System.getProperty("efscsi.cluster.keep") != null) {
+      cluster.close(); // says how to reach it and how to stop it
+      return;
+    }
+    try {
+      if (helm != null) {
+        helm.uninstall();
+      }
+    } finally {
+      if (admin != null) {
+        admin.close();
+      }
+      if (cluster != null) {
+        cluster.close();
+      }
+      ClusterHostPaths.cleanUp(work);
+      if (efs != null) {
+        efs.close();
+      }
+      if (lab != null) {
+        lab.closeAndDelete();
+      }
+      if (work != null) {
+        HostCleanup.deleteTree(work);
+      }
+      ClusterImages.remove();
+    }
+  }
+
+  /**
+   * The last lines of every container of the driver's pods, and the events, for a failure's cause.
+   */
+  static String diagnostics() {
+    StringBuilder out = new StringBuilder("---- cluster diagnostics\n");
+    try {
+      for (Pod p : admin.pods().inAnyNamespace().list().getItems()) {
+        for (var c : p.getSpec().getContainers()) {
+          out.append("== ")
+              .append(p.getMetadata().getName())
+              .append('/')
+              .append(c.getName())
+              .append('\n');
+          try {
+            out.append(
+                admin
+                    .pods()
+                    .inNamespace(p.getMetadata().getNamespace())
+                    .withName(p.getMetadata().getName())
+                    .inContainer(c.getName())
+                    .tailingLines(40)
+                    .getLog());
+          } catch (RuntimeException e) {
+            out.append(e.getMessage()).append('\n');
+          }
+        }
+      }
+      for (var e : admin.v1().events().inAnyNamespace().list().getItems()) {
+        out.append(e.getType())
+            .append(' ')
+            .append(e.getInvolvedObject().getKind())
+            .append('/')
+            .append(e.getInvolvedObject().getName())
+            .append(' ')
+            .append(e.getReason())
+            .append(": ")
+            .append(e.getMessage())
+            .append('\n');
+      }
+    } catch (RuntimeException e) {
+      out.append(e).append('\n');
+    }
+    return out.toString();
+  }
+
+  @Test
+  @Order(1)
+  void theNodeRegistersTheDriverWithItsInstanceIdAndLiftsTheTaint() {
+    CSINode csiNode =
+        admin
+            .storage()
+            .v1()
+            .csiNodes()
+            .withName("localhost")
+            .waitUntilCondition(
+                n ->
+                    n != null
+                        && n.getSpec().getDrivers() != null
+                        && !n.getSpec().getDrivers().isEmpty(),
+                60,
+                TimeUnit.SECONDS);
+    var driver = csiNode.getSpec().getDrivers().getFirst();
+    assertEquals(DRIVER, driver.getName());
+    assertEquals(Cluster.INSTANCE_ID, driver.getNodeID());
+    assertEquals(List.of("topology.kubernetes.io/zone"), driver.getTopologyKeys(), "" + driver);
+    admin
+        .nodes()
+        .withName("localhost")
+        .waitUntilCondition(
+            n ->
+                n.getSpec().getTaints() == null
+                    || n.getSpec().getTaints().stream()
+                        .noneMatch(t -> t.getKey().equals("efs.csi.aws.com/agent-not-ready")),
+            60,
+            TimeUnit.SECONDS);
+  }
+
+  @Test
+  @Order(2)
+  void aClaimIsProvisionedWrittenByOnePodAndReadByAnother() throws Exception {
+    admin
+        .persistentVolumeClaims()
+        .inNamespace("default")
+        .resource(
+            new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+                .withNewMetadata()
+                .withName("data")
+                .endMetadata()
+                .withNewSpec()
+                .withAccessModes("ReadWriteMany")
+                .withStorageClassName("efs-sc")
+                .withNewResources()
+                .withRequests(
+                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("5Gi")))
+                .endResources()
+                .endSpec()
+                .build())
+        .create();
+    var pvc =
+        admin
+            .persistentVolumeClaims()
+            .inNamespace("default")
+            .withName("data")
+            .waitUntilCondition(
+                c -> c != null && "Bound".equals(c.getStatus().getPhase()), 120, TimeUnit.SECONDS);
+    var pv = admin.persistentVolumes().withName(pvc.getSpec().getVolumeName()).get();
+    String handle = pv.getSpec().getCsi().getVolumeHandle();
+    assertTrue(handle.startsWith(fsId + "::fsap-") || handle.contains(fsId + "::fsap-"), handle);
+    String ap = handle.substring(handle.indexOf("::") + 2);
+    assertTrue(efs.accessPoint(ap).isPresent(), "the access point is in the emulator: " + ap);
+
+    runPod("writer", "data", "echo written-by-writer > /data/hello && sync && sleep 3600");
+    awaitLog("writer", "");
+    String read = execIn("writer", "/bin/cat", "/data/hello");
+    assertEquals("written-by-writer\n", read);
+    runPod("reader", "data", "cat /data/hello; sleep 3600");
+    awaitLog("reader", "written-by-writer");
+  }
+
+  static void runPod(String name, String claim, String script) {
+    Pod pod =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace("default")
+            .endMetadata()
+            .withNewSpec()
+            .withTerminationGracePeriodSeconds(1L)
+            .withHostNetwork(true)
+            .addNewContainer()
+            .withName("c")
+            .withImage(Images.BUSYBOX)
+            .withImagePullPolicy("Never")
+            .withCommand("/bin/sh", "-c", script)
+            .addNewVolumeMount()
+            .withName("v")
+            .withMountPath("/data")
+            .endVolumeMount()
+            .endContainer()
+            .addNewVolume()
+            .withName("v")
+            .withNewPersistentVolumeClaim()
+            .withClaimName(claim)
+            .endPersistentVolumeClaim()
+            .endVolume()
+            .endSpec()
+            .build();
+    admin.resource(pod).create();
+    admin
+        .pods()
+        .inNamespace("default")
+        .withName(name)
+        .waitUntilCondition(
+            p -> p != null && "Running".equals(p.getStatus().getPhase()), 120, TimeUnit.SECONDS);
+  }
+
+  static void awaitLog(String pod, String text) throws InterruptedException {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    String log = "";
+    while (System.nanoTime() < end) {
+      log = admin.pods().inNamespace("default").withName(pod).getLog();
+      if (log.contains(text)) {
+        return;
+      }
+      Thread.sleep(250);
+    }
+    throw new AssertionError("pod " + pod + " never logged '" + text + "': " + log);
+  }
+
+  static String execIn(String pod, String... command) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (var exec =
+        admin.pods().inNamespace("default").withName(pod).writingOutput(out).exec(command)) {
+      exec.exitCode().get(30, TimeUnit.SECONDS);
+    }
+    return out.toString();
+  }
+
+  @Test
+  @Order(7)
+  void deletingThePodsUnpublishesAndDeletingTheClaimDeletesTheAccessPoint() throws Exception {
+    var pv =
+        admin.persistentVolumes().list().getItems().stream()
+            .filter(v ->
+                v.getSpec().getClaimRef() != null
+                    && "data".equals(v.getSpec().getClaimRef().getName()))
+            .findFirst()
+            .orElseThrow();
+    String handle = pv.getSpec().getCsi().getVolumeHandle();
+    String ap = handle.substring(handle.indexOf("::") + 2);
+    for (String p : List.of("writer", "reader", "static-writer")) {
+      admin.pods().inNamespace("default").withName(p).withGracePeriod(1).delete();
+    }
+    for (String p : List.of("writer", "reader", "static-writer")) {
+      admin
+          .pods()
+          .inNamespace("default")
+          .withName(p)
+          .waitUntilCondition(x -> x == null, 120, TimeUnit.SECONDS);
+    }
+    assertFalse(
+        Files.readString(Path.of("/proc/self/mountinfo"))
+            .contains(pv.getMetadata().getName() + "/mount"),
+        "no pod's target of the volume is left mounted");
+    admin.persistentVolumeClaims().inNamespace("default").withName("data").delete();
+    admin
+        .persistentVolumes()
+        .withName(pv.getMetadata().getName())
+        .waitUntilCondition(x -> x == null, 120, TimeUnit.SECONDS);
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (efs.accessPoint(ap).isPresent() && System.nanoTime() < end) {
+      Thread.sleep(250);
+    }
+    assertFalse(efs.accessPoint(ap).isPresent(), "the access point is deleted: " + ap);
+  }
+
+  @Test
+  @Order(3)
+  void aStaticVolumeWithAnUpstreamHandleMountsItsPath() throws Exception {
+    Files.createDirectories(test.resolve("root/static"));
+    admin
+        .persistentVolumes()
+        .resource(
+            new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
+                .withNewMetadata()
+                .withName("static-pv")
+                .endMetadata()
+                .withNewSpec()
+                .withCapacity(
+                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("5Gi")))
+                .withAccessModes("ReadWriteMany")
+                .withPersistentVolumeReclaimPolicy("Retain")
+                .withStorageClassName("")
+                .withMountOptions("tls", "cafile=" + test.resolve("ca.crt"))
+                .withNewCsi()
+                .withDriver(DRIVER)
+                .withVolumeHandle(fsId + ":/static")
+                .endCsi()
+                .endSpec()
+                .build())
+        .create();
+    admin
+        .persistentVolumeClaims()
+        .inNamespace("default")
+        .resource(
+            new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+                .withNewMetadata()
+                .withName("static-claim")
+                .endMetadata()
+                .withNewSpec()
+                .withAccessModes("ReadWriteMany")
+                .withStorageClassName("")
+                .withVolumeName("static-pv")
+                .withNewResources()
+                .withRequests(
+                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("5Gi")))
+                .endResources()
+                .endSpec()
+                .build())
+        .create();
+    runPod("static-writer", "static-claim", "echo static > /data/from-static && sleep 3600");
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    Path written = test.resolve("root/static/from-static");
+    while (!Files.exists(written) && System.nanoTime() < end) {
+      Thread.sleep(250);
+    }
+    assertEquals("static\n", Files.readString(written), "the pod wrote into the handle's path");
+  }
+
+  /** The node plugin's pod. */
+  static Pod nodePod() {
+    return admin.pods().inNamespace(NS).withLabel("app", "efs-csi-node").list().getItems().stream()
+        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+        .findFirst()
+        .orElseThrow();
+  }
+
+  @Test
+  @Order(4)
+  void statusAnswersInsideThePodAsTheRunbookSays() throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (var exec =
+        admin
+            .pods()
+            .inNamespace(NS)
+            .withName(nodePod().getMetadata().getName())
+            .inContainer("efs-plugin")
+            .writingOutput(out)
+            .writingError(out)
+            .exec("efs-csi", "status", "--state-dir=" + work.resolve("state"))) {
+      assertEquals(0, exec.exitCode().get(60, TimeUnit.SECONDS), out.toString());
+    }
+    assertTrue(out.toString().contains(fsId), out.toString());
+  }
+
+  /** The pids of the proxies the node plugin runs for this suite (their state is under work/). */
+  static java.util.Set<Long> proxies() throws java.io.IOException {
+    return new java.util.TreeSet<>(pidsWith("io.efscsi.proxy.ProxyMain", work.toString()));
+  }
+
+  /** The processes whose command line (/proc/PID/cmdline) holds every one of {@code parts}. */
+  static List<Long> pidsWith(String... parts) throws java.io.IOException {
+    List<Long> out = new ArrayList<>();
+    try (var procs = Files.list(Path.of("/proc"))) {
+      for (Path p : procs.filter(d -> d.getFileName().toString().matches("\\d+")).toList()) {
+        String cmd;
+        try {
+          cmd = Files.readString(p.resolve("cmdline")).replace('\0', ' ');
+        } catch (java.io.IOException gone) {
+          continue;
+        }
+        if (java.util.Arrays.stream(parts).allMatch(cmd::contains)) {
+          out.add(Long.parseLong(p.getFileName().toString()));
+        }
+      }
+    }
+    return out;
+  }
+
+  @Test
+  @Order(5)
+  void aKilledPluginContainerIsRestartedAndAdoptsItsProxies() throws Exception {
+    java.util.Set<Long> before = proxies();
+    assertEquals(2, before.size(), "one proxy per volume: " + before);
+    Pod pod = nodePod();
+    List<Long> plugin =
+        pidsWith("io.efscsi.launcher.Main", "--kubelet-root-dir=" + cluster.kubeletDir());
+    assertEquals(1, plugin.size(), "the node plugin's JVM: " + plugin);
+    assertTrue(ProcessHandle.of(plugin.getFirst()).orElseThrow().destroyForcibly());
+    admin
+        .pods()
+        .inNamespace(NS)
+        .withName(pod.getMetadata().getName())
+        .waitUntilCondition(
+            p ->
+                p.getStatus().getContainerStatuses().stream()
+                    .anyMatch(c ->
+                        c.getName().equals("efs-plugin")
+                            && c.getRestartCount() >= 1
+                            && Boolean.TRUE.equals(c.getReady())),
+            120,
+            TimeUnit.SECONDS);
+    assertEquals(before, proxies(), "the same proxies, adopted, none restarted");
+    var csiNode = admin.storage().v1().csiNodes().withName("localhost").get();
+    assertEquals(DRIVER, csiNode.getSpec().getDrivers().getFirst().getName(), "still registered");
+    assertEquals("written-by-writer\n", execIn("reader", "/bin/cat", "/data/hello"));
+  }
+
+  @Test
+  @Order(6)
+  void anUpgradeThatChangesTheNodePodLeavesTheProxiesAndServesAuthenticatedMetrics()
+      throws Exception {
+    java.util.Set<Long> before = proxies();
+    String oldPod = nodePod().getMetadata().getUid();
+    admin
+        .serviceAccounts()
+        .inNamespace("default")
+        .resource(
+            new io.fabric8.kubernetes.api.model.ServiceAccountBuilder()
+                .withNewMetadata()
+                .withName("scraper")
+                .endMetadata()
+                .build())
+        .create();
+    helm.upgrade(values(tlsPort, true));
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
+    while (System.nanoTime() < end) {
+      var pods = admin.pods().inNamespace(NS).withLabel("app", "efs-csi-node").list().getItems();
+      if (pods.size() == 1
+          && !pods.getFirst().getMetadata().getUid().equals(oldPod)
+          && pods.getFirst().getStatus().getContainerStatuses().stream()
+              .allMatch(c -> Boolean.TRUE.equals(c.getReady()))) {
+        break;
+      }
+      Thread.sleep(500);
+    }
+    assertFalse(nodePod().getMetadata().getUid().equals(oldPod), "a new node pod");
+    assertEquals(before, proxies(), "the upgrade left every proxy running");
+    String token =
+        admin
+            .serviceAccounts()
+            .inNamespace("default")
+            .withName("scraper")
+            .tokenRequest(
+                new io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder()
+                    .withNewSpec()
+                    .withExpirationSeconds(600L)
+                    .endSpec()
+                    .build())
+            .getStatus()
+            .getToken();
+    String url = "https://127.0.0.1:3302/metrics";
+    // the container is ready when it runs (the chart gives it no readiness probe): wait for the
+    // port
+    long listening = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      try (var socket = new java.net.Socket("127.0.0.1", 3302)) {
+        break;
+      } catch (java.io.IOException e) {
+        if (System.nanoTime() > listening) {
+          throw new AssertionError("the node plugin never listened on 3302", e);
+        }
+        Thread.sleep(250);
+      }
+    }
+    assertEquals(401, ClusterRbacIT.scrape(url, null).statusCode());
+    var ok = ClusterRbacIT.scrape(url, token);
+    assertEquals(200, ok.statusCode(), ok.body());
+    assertTrue(ok.body().contains("efs_csi_"), ok.body());
+  }
+
+  @Test
+  @Order(9)
+  void helmUninstallLeavesTheCsiDriverAsUpstreamDoes() throws Exception {
+    helm.uninstall();
+    helm = null;
+    assertNotNull(admin.storage().v1().csiDrivers().withName(DRIVER).get());
+    assertTrue(admin.apps().daemonSets().inNamespace(NS).withName("efs-csi-node").get() == null);
+  }
+}

