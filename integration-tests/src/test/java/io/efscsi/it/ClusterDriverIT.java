@@ -634,6 +634,109 @@ class ClusterDriverIT {
     assertTrue(ok.body().contains("efs_csi_"), ok.body());
   }
 
+  /**
+   * A stage that fails leaves its reason where docs/metrics.md says: a {@code StageFailed} event on
+   * the Node naming the volume handle (the node reads no pods; podInfoOnMount is off), besides
+   * kubelet's own FailedMount on the pod.
+   */
+  @Test
+  @Order(8)
+  void aFailedStageIsAStageFailedEventOnTheNode() throws Exception {
+    String handle = fsId + ":/fake-mount-failure";
+    admin
+        .persistentVolumes()
+        .resource(
+            new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
+                .withNewMetadata()
+                .withName("failing-pv")
+                .endMetadata()
+                .withNewSpec()
+                .withCapacity(
+                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi")))
+                .withAccessModes("ReadWriteMany")
+                .withStorageClassName("")
+                .withMountOptions("tls", "cafile=" + test.resolve("ca.crt"))
+                .withNewCsi()
+                .withDriver(DRIVER)
+                .withVolumeHandle(handle)
+                .endCsi()
+                .endSpec()
+                .build())
+        .create();
+    admin
+        .persistentVolumeClaims()
+        .inNamespace("default")
+        .resource(
+            new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+                .withNewMetadata()
+                .withName("failing-claim")
+                .endMetadata()
+                .withNewSpec()
+                .withAccessModes("ReadWriteMany")
+                .withStorageClassName("")
+                .withVolumeName("failing-pv")
+                .withNewResources()
+                .withRequests(
+                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi")))
+                .endResources()
+                .endSpec()
+                .build())
+        .create();
+    admin
+        .resource(
+            new PodBuilder()
+                .withNewMetadata()
+                .withName("failing")
+                .withNamespace("default")
+                .endMetadata()
+                .withNewSpec()
+                .withTerminationGracePeriodSeconds(1L)
+                .withHostNetwork(true)
+                .addNewContainer()
+                .withName("c")
+                .withImage(Images.BUSYBOX)
+                .withImagePullPolicy("Never")
+                .withCommand("/bin/sleep", "3600")
+                .addNewVolumeMount()
+                .withName("v")
+                .withMountPath("/data")
+                .endVolumeMount()
+                .endContainer()
+                .addNewVolume()
+                .withName("v")
+                .withNewPersistentVolumeClaim()
+                .withClaimName("failing-claim")
+                .endPersistentVolumeClaim()
+                .endVolume()
+                .endSpec()
+                .build())
+        .create();
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+    io.fabric8.kubernetes.api.model.Event found = null;
+    while (found == null && System.nanoTime() < end) {
+      found =
+          admin.v1().events().inNamespace("default").list().getItems().stream()
+              .filter(e -> "StageFailed".equals(e.getReason()))
+              .filter(e -> "Node".equals(e.getInvolvedObject().getKind()))
+              .filter(e -> "localhost".equals(e.getInvolvedObject().getName()))
+              .filter(e -> e.getMessage().contains(handle))
+              .findFirst()
+              .orElse(null);
+      Thread.sleep(500);
+    }
+    assertNotNull(found, "a StageFailed event on the Node naming " + handle);
+    assertEquals("Warning", found.getType());
+    assertEquals("efs.csi.aws.com", found.getReportingComponent());
+    admin.pods().inNamespace("default").withName("failing").withGracePeriod(0).delete();
+    admin
+        .pods()
+        .inNamespace("default")
+        .withName("failing")
+        .waitUntilCondition(x -> x == null, 120, TimeUnit.SECONDS);
+    admin.persistentVolumeClaims().inNamespace("default").withName("failing-claim").delete();
+    admin.persistentVolumes().withName("failing-pv").delete();
+  }
+
   @Test
   @Order(9)
   void helmUninstallLeavesTheCsiDriverAsUpstreamDoes() throws Exception {
