@@ -19,7 +19,13 @@ import java.util.regex.Pattern;
  */
 public final class EfsUtilsStateParser {
 
-  private static final Pattern STEM = Pattern.compile("(fs-[0-9a-f]+)\\.(.+)\\.([0-9]{1,5})");
+  /** DOTALL: a mount point may hold any character, line separators (U+0085, U+2028) too. */
+  private static final Pattern STEM =
+      Pattern.compile("(fs-[0-9a-f]+)\\.(.+)\\.([0-9]{1,5})", Pattern.DOTALL);
+
+  /** A port as efs-utils writes it (Integer.parseInt alone takes "+2049", "-1", "99999"). */
+  private static final Pattern PORT = Pattern.compile("[1-9][0-9]{0,4}");
+
   private static final Pattern ACCESS_POINT = Pattern.compile("fsap-[0-9a-f]{17}");
   static final String CONFIG_PREFIX = "stunnel-config.";
 
@@ -57,6 +63,9 @@ public final class EfsUtilsStateParser {
     }
     String fs = m.group(1);
     int port = Integer.parseInt(m.group(3));
+    if (port < 1 || port > 65535) {
+      throw new UnusableStateException("state file name " + stem + " names port " + port);
+    }
     Map<?, ?> state = object(stateJson);
     String mountPoint = text(state, "mountpoint");
     if (!fileSafe(mountPoint).equals(m.group(2))) {
@@ -107,7 +116,12 @@ public final class EfsUtilsStateParser {
     Optional<String> key = cfg.efs("key");
     OptionalInt verify = OptionalInt.empty();
     if (cfg.efs("verify").isPresent()) {
-      verify = OptionalInt.of(portNumber(cfg.efs("verify").get(), "verify"));
+      String level = cfg.efs("verify").get();
+      if (!level.matches("[0-4]")) {
+        throw new UnusableStateException(
+            "the tunnel config's verify is not a stunnel verify level (0-4): " + level);
+      }
+      verify = OptionalInt.of(Integer.parseInt(level));
     }
     Optional<String> ap = optionalText(state, "accessPoint");
     Optional<String> creds = optionalText(state, "awsCredentialsMethod");
@@ -210,11 +224,10 @@ public final class EfsUtilsStateParser {
   }
 
   private static int portNumber(String v, String what) throws UnusableStateException {
-    try {
-      return Integer.parseInt(v);
-    } catch (NumberFormatException e) {
-      throw new UnusableStateException("the tunnel config's " + what + " is not a number: " + v);
+    if (!PORT.matcher(v).matches() || Integer.parseInt(v) > 65535) {
+      throw new UnusableStateException("the tunnel config's " + what + " is not a port: " + v);
     }
+    return Integer.parseInt(v);
   }
 
   private static Map<?, ?> object(String json) throws UnusableStateException {

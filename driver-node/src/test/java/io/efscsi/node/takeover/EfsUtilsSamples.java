@@ -45,6 +45,8 @@ final class EfsUtilsSamples {
   Optional<String> accessPoint = Optional.empty();
   Optional<String> credentialsMethod = Optional.empty();
   String connectHost = DNS;
+  String connectPort = "2049";
+  String verify = "2";
   String caFile = "/etc/amazon/efs/efs-utils.crt";
   long pid = 4711;
 
@@ -80,7 +82,7 @@ final class EfsUtilsSamples {
     l.add("[efs]");
     l.add("client = yes");
     l.add("accept = 127.0.0.1:" + port);
-    l.add("connect = " + connectHost + ":2049");
+    l.add("connect = " + connectHost + ":" + connectPort);
     l.add("sslVersion = TLSv1.2");
     l.add("renegotiation = no");
     l.add("TIMEOUTbusy = 20");
@@ -88,7 +90,7 @@ final class EfsUtilsSamples {
     l.add("TIMEOUTidle = 70");
     l.add("delay = yes");
     if (tls) {
-      l.add("verify = 2");
+      l.add("verify = " + verify);
       l.add("CAfile = " + caFile);
       l.add("cert = /var/run/efs/" + stem() + "+/certificate.pem");
       l.add("key = /etc/amazon/efs/privateKey.pem");
@@ -146,7 +148,7 @@ final class EfsUtilsSamples {
     return python(s);
   }
 
-  /** Python's json.dumps with default separators. */
+  /** Python's json.dumps with default separators (and ensure_ascii). */
   static String python(Object v) {
     if (v instanceof Map<?, ?> m) {
       List<String> parts = new ArrayList<>();
@@ -157,9 +159,28 @@ final class EfsUtilsSamples {
       return "[" + String.join(", ", l.stream().map(EfsUtilsSamples::python).toList()) + "]";
     }
     if (v instanceof String s) {
-      return s.matches("[0-9]+\\.[0-9]+") ? s : "\"" + s + "\"";
+      return s.matches("[0-9]+\\.[0-9]+") ? s : pythonString(s);
     }
     return String.valueOf(v);
+  }
+
+  /** json.dumps of a string: quote, backslash and control characters escaped, non-ASCII as \\u. */
+  private static String pythonString(String s) {
+    StringBuilder sb = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      switch (c) {
+        case '"' -> sb.append("\\\"");
+        case '\\' -> sb.append("\\\\");
+        case '\n' -> sb.append("\\n");
+        case '\r' -> sb.append("\\r");
+        case '\t' -> sb.append("\\t");
+        case '\b' -> sb.append("\\b");
+        case '\f' -> sb.append("\\f");
+        default ->
+            sb.append(c >= ' ' && c <= '~' ? String.valueOf(c) : "\\u%04x".formatted((int) c));
+      }
+    }
+    return sb.append('"').toString();
   }
 
   EfsUtilsState parse() throws UnusableStateException {

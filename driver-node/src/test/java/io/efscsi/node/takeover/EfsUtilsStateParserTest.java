@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.node.takeover.EfsUtilsSamples.Release;
 import io.efscsi.node.takeover.EfsUtilsState.Tunnel;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import org.junit.jupiter.api.Test;
@@ -174,6 +175,31 @@ class EfsUtilsStateParserTest {
     EfsUtilsSamples ap = new EfsUtilsSamples();
     ap.accessPoint = Optional.of("fsap-123");
     assertRefused(ap.stem(), ap.state(), ap.config(), "is not fsap-<17 hex>");
+  }
+
+  /** What EfsUtilsStateParserFuzzTest found read that no tunnel could have run with. */
+  @Test
+  void portsAndVerifyLevelsAreWhatATunnelRunsWith() throws Exception {
+    for (int port : new int[] {0, 65536, 99999}) {
+      EfsUtilsSamples s = new EfsUtilsSamples();
+      s.port = port;
+      assertRefused(s.stem(), s.state(), s.config(), "names port " + port);
+    }
+    for (String port : List.of("0", "+2049", "-1", "65536", "\u0662\u0660\u0664\u0669")) {
+      EfsUtilsSamples s = new EfsUtilsSamples();
+      s.connectPort = port;
+      assertRefused(s.stem(), s.state(), s.config(), "connect is not a port: " + port);
+    }
+    for (String level : List.of("-1", "5", "+2", "02")) {
+      EfsUtilsSamples s = new EfsUtilsSamples();
+      s.verify = level;
+      assertRefused(s.stem(), s.state(), s.config(), "not a stunnel verify level (0-4): " + level);
+    }
+    EfsUtilsSamples s = new EfsUtilsSamples();
+    s.verify = "0";
+    assertEquals(OptionalInt.of(0), s.parse().verifyLevel());
+    s.mountPoint = "/mnt/a\u2028b\u0085c";
+    assertEquals("/mnt/a\u2028b\u0085c", s.parse().mountPoint(), "line separators in the name");
   }
 
   @Test
