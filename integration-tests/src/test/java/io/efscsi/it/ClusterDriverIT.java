@@ -342,7 +342,8 @@ class ClusterDriverIT {
     awaitLog("reader", "written-by-writer");
   }
 
-  static void runPod(String name, String claim, String script) {
+  /** A busybox pod on the host network running {@code script} with {@code claim} at /data. */
+  static void createPod(String name, String claim, String script) {
     Pod pod =
         new PodBuilder()
             .withNewMetadata()
@@ -371,6 +372,11 @@ class ClusterDriverIT {
             .endSpec()
             .build();
     admin.resource(pod).create();
+  }
+
+  /** {@link #createPod}, then waits until it runs. */
+  static void runPod(String name, String claim, String script) {
+    createPod(name, claim, script);
     admin
         .pods()
         .inNamespace("default")
@@ -443,23 +449,38 @@ class ClusterDriverIT {
   @Order(3)
   void aStaticVolumeWithAnUpstreamHandleMountsItsPath() throws Exception {
     Files.createDirectories(test.resolve("root/static"));
+    staticClaim("static", fsId + ":/static");
+    runPod("static-writer", "static-claim", "echo static > /data/from-static && sleep 3600");
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    Path written = test.resolve("root/static/from-static");
+    while (!Files.exists(written) && System.nanoTime() < end) {
+      Thread.sleep(250);
+    }
+    assertEquals("static\n", Files.readString(written), "the pod wrote into the handle's path");
+  }
+
+  /**
+   * A static PV {@code <name>-pv} with {@code handle} (over TLS, the test CA) and the claim {@code
+   * <name>-claim} bound to it.
+   */
+  static void staticClaim(String name, String handle) {
+    var size = Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi"));
     admin
         .persistentVolumes()
         .resource(
             new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
                 .withNewMetadata()
-                .withName("static-pv")
+                .withName(name + "-pv")
                 .endMetadata()
                 .withNewSpec()
-                .withCapacity(
-                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("5Gi")))
+                .withCapacity(size)
                 .withAccessModes("ReadWriteMany")
                 .withPersistentVolumeReclaimPolicy("Retain")
                 .withStorageClassName("")
                 .withMountOptions("tls", "cafile=" + test.resolve("ca.crt"))
                 .withNewCsi()
                 .withDriver(DRIVER)
-                .withVolumeHandle(fsId + ":/static")
+                .withVolumeHandle(handle)
                 .endCsi()
                 .endSpec()
                 .build())
@@ -470,26 +491,18 @@ class ClusterDriverIT {
         .resource(
             new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
                 .withNewMetadata()
-                .withName("static-claim")
+                .withName(name + "-claim")
                 .endMetadata()
                 .withNewSpec()
                 .withAccessModes("ReadWriteMany")
                 .withStorageClassName("")
-                .withVolumeName("static-pv")
+                .withVolumeName(name + "-pv")
                 .withNewResources()
-                .withRequests(
-                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("5Gi")))
+                .withRequests(size)
                 .endResources()
                 .endSpec()
                 .build())
         .create();
-    runPod("static-writer", "static-claim", "echo static > /data/from-static && sleep 3600");
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    Path written = test.resolve("root/static/from-static");
-    while (!Files.exists(written) && System.nanoTime() < end) {
-      Thread.sleep(250);
-    }
-    assertEquals("static\n", Files.readString(written), "the pod wrote into the handle's path");
   }
 
   /** The node plugin's pod. */
@@ -643,74 +656,8 @@ class ClusterDriverIT {
   @Order(8)
   void aFailedStageIsAStageFailedEventOnTheNode() throws Exception {
     String handle = fsId + ":/fake-mount-failure";
-    admin
-        .persistentVolumes()
-        .resource(
-            new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
-                .withNewMetadata()
-                .withName("failing-pv")
-                .endMetadata()
-                .withNewSpec()
-                .withCapacity(
-                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi")))
-                .withAccessModes("ReadWriteMany")
-                .withStorageClassName("")
-                .withMountOptions("tls", "cafile=" + test.resolve("ca.crt"))
-                .withNewCsi()
-                .withDriver(DRIVER)
-                .withVolumeHandle(handle)
-                .endCsi()
-                .endSpec()
-                .build())
-        .create();
-    admin
-        .persistentVolumeClaims()
-        .inNamespace("default")
-        .resource(
-            new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
-                .withNewMetadata()
-                .withName("failing-claim")
-                .endMetadata()
-                .withNewSpec()
-                .withAccessModes("ReadWriteMany")
-                .withStorageClassName("")
-                .withVolumeName("failing-pv")
-                .withNewResources()
-                .withRequests(
-                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi")))
-                .endResources()
-                .endSpec()
-                .build())
-        .create();
-    admin
-        .resource(
-            new PodBuilder()
-                .withNewMetadata()
-                .withName("failing")
-                .withNamespace("default")
-                .endMetadata()
-                .withNewSpec()
-                .withTerminationGracePeriodSeconds(1L)
-                .withHostNetwork(true)
-                .addNewContainer()
-                .withName("c")
-                .withImage(Images.BUSYBOX)
-                .withImagePullPolicy("Never")
-                .withCommand("/bin/sleep", "3600")
-                .addNewVolumeMount()
-                .withName("v")
-                .withMountPath("/data")
-                .endVolumeMount()
-                .endContainer()
-                .addNewVolume()
-                .withName("v")
-                .withNewPersistentVolumeClaim()
-                .withClaimName("failing-claim")
-                .endPersistentVolumeClaim()
-                .endVolume()
-                .endSpec()
-                .build())
-        .create();
+    staticClaim("failing", handle);
+    createPod("failing", "failing-claim", "exec sleep 3600");
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
     io.fabric8.kubernetes.api.model.Event found = null;
     while (found == null && System.nanoTime() < end) {
