@@ -33,4 +33,28 @@ class GoDurationTest {
   void rejectsEverythingElse(String text) {
     assertThrows(IllegalArgumentException.class, () -> GoDuration.parse(text));
   }
+
+  /** Found by GoDurationFuzzTest (against a port of Go's ParseDuration): the double sum was off. */
+  @ParameterizedTest
+  @CsvSource({
+    "16.77697ms, 16776970",
+    "0.3s, 300000000",
+    "1\u03bcs, 1000",
+    "1\u00b5s, 1000",
+    "1.000000001s, 1000000001",
+    "2562047h47m16.854775807s, 9223372036854775807",
+    "-2562047h47m16.854775808s, -9223372036854775808",
+    "9007199254740993ns, 9007199254740993"
+  })
+  void readsToTheNanosecondAsGoDoes(String text, long nanos) {
+    assertEquals(Duration.ofNanos(nanos), GoDuration.parse(text));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"2562047h47m16.854775808s", "9999999999h", "-9223372036854775809ns"})
+  void refusesWhatGoCannotHold(String text) {
+    assertEquals(
+        "duration out of range: " + text,
+        assertThrows(IllegalArgumentException.class, () -> GoDuration.parse(text)).getMessage());
+  }
 }
