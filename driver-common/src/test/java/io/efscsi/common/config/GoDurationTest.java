@@ -38,7 +38,7 @@ class GoDurationTest {
   @ParameterizedTest
   @CsvSource({
     "16.77697ms, 16776970",
-    "0.3s, 300000000",
+    "2.01s, 2010000000",
     "1\u03bcs, 1000",
     "1\u00b5s, 1000",
     "1.000000001s, 1000000001",
