@@ -10,14 +10,17 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.io.ByteArrayOutputStream;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
  * Any byte stream from a client, cut into reads of any size: the framer passes on exactly the bytes
- * it was given, in records that start and end once each, or stops at a fragment over the limit with
- * a {@link RecordFramer.FrameException}; every buffer is released either way.
+ * it was given, in records that start and end once each and end where a plain reading of RFC 5531's
+ * record marks (in this test) says they end, or stops at a fragment over the limit with a {@link
+ * RecordFramer.FrameException}, exactly when that reading finds one; every buffer is released
+ * either way.
  */
 class RecordFramerFuzzTest {
 
@@ -43,6 +46,7 @@ class RecordFramerFuzzTest {
       }
     }
     ByteArrayOutputStream out = new ByteArrayOutputStream();
+    List<Integer> ends = new ArrayList<>();
     boolean inRecord = false;
     RecordChunk c;
     while ((c = ch.readInbound()) != null) {
@@ -53,9 +57,19 @@ class RecordFramerFuzzTest {
       b.readBytes(bytes);
       c.release();
       out.writeBytes(bytes);
+      if (c.end()) {
+        ends.add(out.size());
+      }
     }
     byte[] all = sent.toByteArray();
     byte[] passed = out.toByteArray();
+    List<Integer> expectedEnds = new ArrayList<>();
+    boolean overLimit = recordEnds(all, expectedEnds);
+    assertEquals(overLimit, refused, "refused exactly at a fragment over the limit");
+    assertEquals(
+        expectedEnds.subList(0, refused ? ends.size() : expectedEnds.size()),
+        ends,
+        "records end where their last fragment ends");
     if (refused) {
       assertTrue(passed.length <= all.length);
       assertArrayEquals(Arrays.copyOf(all, passed.length), passed, "a prefix, then the refusal");
@@ -66,5 +80,30 @@ class RecordFramerFuzzTest {
     for (ByteBuf b : given) {
       assertEquals(0, b.refCnt(), "a read buffer was not released");
     }
+  }
+
+  /**
+   * RFC 5531 section 11 read plainly: 4-byte marks (top bit: last fragment, the rest: its length)
+   * each followed by that many bytes. Adds the offset after each complete record to {@code ends};
+   * true when a complete mark announces a fragment over {@link RecordFramer#MAX_FRAGMENT}.
+   */
+  private static boolean recordEnds(byte[] stream, List<Integer> ends) {
+    ByteBuffer b = ByteBuffer.wrap(stream);
+    long at = 0;
+    while (at + 4 <= stream.length) {
+      int mark = b.getInt((int) at);
+      int length = mark & 0x7fff_ffff;
+      if (length > RecordFramer.MAX_FRAGMENT) {
+        return true;
+      }
+      at += 4 + length;
+      if (at > stream.length) {
+        return false;
+      }
+      if (mark < 0) {
+        ends.add((int) at);
+      }
+    }
+    return false;
   }
 }
