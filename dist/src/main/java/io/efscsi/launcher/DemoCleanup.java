@@ -135,7 +135,15 @@ final class DemoCleanup {
 
   private boolean removeCgroupParent() {
     boolean removed = false;
-    for (Path root : CGROUP_ROOTS) {
+    List<Path> roots = new java.util.ArrayList<>(CGROUP_ROOTS);
+    try (Stream<Path> all = Files.list(Path.of("/sys/fs/cgroup"))) {
+      // on v1 a proxy has a group in every hierarchy (CgroupV1Placer)
+      all.filter(r -> Files.exists(r.resolve("cgroup.procs")) && !roots.contains(r))
+          .forEach(roots::add);
+    } catch (IOException e) {
+      // no cgroup file system: nothing more to remove
+    }
+    for (Path root : roots) {
       Path group = root.resolve(cgroupParent);
       if (!Files.isDirectory(group) || !Files.exists(group.resolve("cgroup.procs"))) {
         continue;

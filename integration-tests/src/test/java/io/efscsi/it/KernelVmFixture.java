@@ -72,7 +72,7 @@ abstract class KernelVmFixture {
                 S6_HARD_OUTAGE_S,
                 scenarios),
         StandardCharsets.UTF_8);
-    Duration timeout = Duration.ofSeconds(Long.getLong("efscsi.vm.timeout-seconds", 1500));
+    Duration timeout = Duration.ofSeconds(Long.getLong("efscsi.vm.timeout-seconds", 2400));
     run = KernelVm.boot(base, script, out, timeout);
     System.out.printf(
         "kernel VM: %s, whole boot %d s (console %s)%n",

@@ -131,8 +131,9 @@ abstract class SupervisorFixture {
   /** The lowest ephemeral port (ip_local_port_range), 32768 when it cannot be read. */
   static int ephemeralLow() {
     try {
-      String range = java.nio.file.Files.readString(
-          java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range"));
+      String range =
+          java.nio.file.Files.readString(
+              java.nio.file.Path.of("/proc/sys/net/ipv4/ip_local_port_range"));
       int low = Integer.parseInt(range.strip().split("\\s+")[0]);
       return low > 23000 ? low : 32768;
     } catch (IOException | RuntimeException e) {

@@ -170,6 +170,12 @@ public final class CgroupV1Placer implements CgroupPlacer {
       CgroupFiles.rmdir(pidsGroup());
       for (Path hierarchy : otherHierarchies()) {
         CgroupFiles.rmdir(hierarchy.resolve(rel));
+        // and the parent there once empty: nothing else ever names it in these hierarchies
+        try {
+          Files.deleteIfExists(hierarchy.resolve(rel).getParent());
+        } catch (IOException stillUsed) {
+          // another proxy's group is still in it
+        }
       }
     }
   }
