@@ -7,9 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.emulator.EfsEmulator;
 import io.efscsi.it.cluster.Cluster;
-import io.efscsi.it.cluster.Images;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.storage.CSINode;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.ByteArrayOutputStream;
@@ -96,7 +94,7 @@ class ClusterDriverIT {
     }
     Files.setPosixFilePermissions(mount, PosixFilePermissions.fromString("rwxr-xr-x"));
     helm = new ClusterHelm(cluster, work);
-    helm.install(values(tlsPort, false));
+    helm.install(ClusterDriverSupport.values(tlsPort, false));
     awaitDriverReady();
     phase("chart installed and ready", t1);
   }
@@ -105,94 +103,15 @@ class ClusterDriverIT {
     phases.add(String.format("%s: %.1f s", what, (System.nanoTime() - since) / 1e9));
   }
 
-  /** The values an operator on this cluster would write; node metrics on or off. */
-  static String values(int tlsPort, boolean metrics) {
-    String env =
-        """
-            - {name: AWS_REGION, value: us-east-1}
-            - {name: AWS_ENDPOINT_URL_EFS, value: "%s"}
-            - {name: AWS_ENDPOINT_URL_STS, value: "%s"}
-            - {name: AWS_ACCESS_KEY_ID, value: test}
-            - {name: AWS_SECRET_ACCESS_KEY, value: test}
-            - {name: AWS_EC2_METADATA_DISABLED, value: "true"}
-            - {name: AWS_EC2_METADATA_SERVICE_ENDPOINT, value: "http://127.0.0.1:9"}
-        """
-            .formatted(efs.endpoint(), efs.endpoint());
-    return """
-    image: {repository: efs-csi-test/efs-csi, tag: it, pullPolicy: Never}
-    sidecars:
-      livenessProbe: {image: {repository: efs-csi-test/livenessprobe, tag: it, pullPolicy: Never}}
-      nodeDriverRegistrar: {image: {repository: efs-csi-test/csi-node-driver-registrar, tag: it, pullPolicy: Never}}
-      csiProvisioner: {image: {repository: efs-csi-test/csi-provisioner, tag: it, pullPolicy: Never}}
-    controller:
-      replicaCount: 1
-      hostNetwork: true
-      env:
-    %1$s
-    node:
-      kubeletPath: %2$s
-      env:
-    %1$s
-        - {name: FAKE_NFS_ROOT, value: "%3$s/root"}
-        - {name: FAKE_NFS_LOG, value: "%3$s/nfs-mounts.log"}
-      additionalArgs:
-        - --nfs-mount-command=%3$s/fake-nfs-mount
-        - --mount-target-port=%4$d
-        - --mount-absent-grace=1h
-      proxy:
-        stateDir: %5$s
-        cgroupParent: efs-csi-cluster-proxies
-      metrics: {enabled: %7$s}
-    storageClasses:
-      - name: efs-sc
-        parameters: {provisioningMode: efs-ap, fileSystemId: %6$s, directoryPerms: "700"}
-        mountOptions: [cafile=%3$s/ca.crt]
-    monitoring:
-      metricsReader:
-        subjects: [{kind: ServiceAccount, name: scraper, namespace: default}]
-    """
-        .formatted(
-            env.stripTrailing(),
-            cluster.kubeletDir(),
-            test,
-            tlsPort,
-            work.resolve("state"),
-            fsId,
-            metrics);
-  }
-
   static void awaitDriverReady() {
-    admin
-        .apps()
-        .daemonSets()
-        .inNamespace(NS)
-        .withName("efs-csi-node")
-        .waitUntilCondition(
-            d ->
-                d != null
-                    && d.getStatus() != null
-                    && Integer.valueOf(1).equals(d.getStatus().getNumberReady()),
-            180,
-            TimeUnit.SECONDS);
-    admin
-        .apps()
-        .deployments()
-        .inNamespace(NS)
-        .withName("efs-csi-controller")
-        .waitUntilCondition(
-            d ->
-                d != null
-                    && d.getStatus() != null
-                    && Integer.valueOf(1).equals(d.getStatus().getReadyReplicas()),
-            180,
-            TimeUnit.SECONDS);
+    ClusterDriverSupport.awaitDriverReady(admin);
   }
 
   @AfterAll
   static void uninstall() throws Exception {
     phases.forEach(p -> System.err.println("cluster suite: " + p));
     if (admin != null) {
-      System.err.println(diagnostics());
+      System.err.println(ClusterDriverSupport.diagnostics(admin));
     }
     if (System.getProperty("efscsi.cluster.keep") != null) {
       cluster.close(); // says how to reach it and how to stop it
@@ -221,51 +140,6 @@ class ClusterDriverIT {
       }
       ClusterImages.remove();
     }
-  }
-
-  /**
-   * The last lines of every container of the driver's pods, and the events, for a failure's cause.
-   */
-  static String diagnostics() {
-    StringBuilder out = new StringBuilder("---- cluster diagnostics\n");
-    try {
-      for (Pod p : admin.pods().inAnyNamespace().list().getItems()) {
-        for (var c : p.getSpec().getContainers()) {
-          out.append("== ")
-              .append(p.getMetadata().getName())
-              .append('/')
-              .append(c.getName())
-              .append('\n');
-          try {
-            out.append(
-                admin
-                    .pods()
-                    .inNamespace(p.getMetadata().getNamespace())
-                    .withName(p.getMetadata().getName())
-                    .inContainer(c.getName())
-                    .tailingLines(40)
-                    .getLog());
-          } catch (RuntimeException e) {
-            out.append(e.getMessage()).append('\n');
-          }
-        }
-      }
-      for (var e : admin.v1().events().inAnyNamespace().list().getItems()) {
-        out.append(e.getType())
-            .append(' ')
-            .append(e.getInvolvedObject().getKind())
-            .append('/')
-            .append(e.getInvolvedObject().getName())
-            .append(' ')
-            .append(e.getReason())
-            .append(": ")
-            .append(e.getMessage())
-            .append('\n');
-      }
-    } catch (RuntimeException e) {
-      out.append(e).append('\n');
-    }
-    return out.toString();
   }
 
   @Test
@@ -344,34 +218,7 @@ class ClusterDriverIT {
 
   /** A busybox pod on the host network running {@code script} with {@code claim} at /data. */
   static void createPod(String name, String claim, String script) {
-    Pod pod =
-        new PodBuilder()
-            .withNewMetadata()
-            .withName(name)
-            .withNamespace("default")
-            .endMetadata()
-            .withNewSpec()
-            .withTerminationGracePeriodSeconds(1L)
-            .withHostNetwork(true)
-            .addNewContainer()
-            .withName("c")
-            .withImage(Images.BUSYBOX)
-            .withImagePullPolicy("Never")
-            .withCommand("/bin/sh", "-c", script)
-            .addNewVolumeMount()
-            .withName("v")
-            .withMountPath("/data")
-            .endVolumeMount()
-            .endContainer()
-            .addNewVolume()
-            .withName("v")
-            .withNewPersistentVolumeClaim()
-            .withClaimName(claim)
-            .endPersistentVolumeClaim()
-            .endVolume()
-            .endSpec()
-            .build();
-    admin.resource(pod).create();
+    admin.resource(ClusterDriverSupport.pod(name, claim, script)).create();
   }
 
   /** {@link #createPod}, then waits until it runs. */
@@ -464,45 +311,9 @@ class ClusterDriverIT {
    * <name>-claim} bound to it.
    */
   static void staticClaim(String name, String handle) {
-    var size = Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi"));
-    admin
-        .persistentVolumes()
-        .resource(
-            new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
-                .withNewMetadata()
-                .withName(name + "-pv")
-                .endMetadata()
-                .withNewSpec()
-                .withCapacity(size)
-                .withAccessModes("ReadWriteMany")
-                .withPersistentVolumeReclaimPolicy("Retain")
-                .withStorageClassName("")
-                .withMountOptions("tls", "cafile=" + test.resolve("ca.crt"))
-                .withNewCsi()
-                .withDriver(DRIVER)
-                .withVolumeHandle(handle)
-                .endCsi()
-                .endSpec()
-                .build())
-        .create();
-    admin
-        .persistentVolumeClaims()
-        .inNamespace("default")
-        .resource(
-            new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
-                .withNewMetadata()
-                .withName(name + "-claim")
-                .endMetadata()
-                .withNewSpec()
-                .withAccessModes("ReadWriteMany")
-                .withStorageClassName("")
-                .withVolumeName(name + "-pv")
-                .withNewResources()
-                .withRequests(size)
-                .endResources()
-                .endSpec()
-                .build())
-        .create();
+    for (var o : ClusterDriverSupport.staticClaim(name, handle, test.resolve("ca.crt"))) {
+      admin.resource(o).create();
+    }
   }
 
   /** The node plugin's pod. */
@@ -533,26 +344,8 @@ class ClusterDriverIT {
 
   /** The pids of the proxies the node plugin runs for this suite (their state is under work/). */
   static java.util.Set<Long> proxies() throws java.io.IOException {
-    return new java.util.TreeSet<>(pidsWith("io.efscsi.proxy.ProxyMain", work.toString()));
-  }
-
-  /** The processes whose command line (/proc/PID/cmdline) holds every one of {@code parts}. */
-  static List<Long> pidsWith(String... parts) throws java.io.IOException {
-    List<Long> out = new ArrayList<>();
-    try (var procs = Files.list(Path.of("/proc"))) {
-      for (Path p : procs.filter(d -> d.getFileName().toString().matches("\\d+")).toList()) {
-        String cmd;
-        try {
-          cmd = Files.readString(p.resolve("cmdline")).replace('\0', ' ');
-        } catch (java.io.IOException gone) {
-          continue;
-        }
-        if (java.util.Arrays.stream(parts).allMatch(cmd::contains)) {
-          out.add(Long.parseLong(p.getFileName().toString()));
-        }
-      }
-    }
-    return out;
+    return new java.util.TreeSet<>(
+        ClusterDriverSupport.pidsWith("io.efscsi.proxy.ProxyMain", work.toString()));
   }
 
   @Test
@@ -562,7 +355,8 @@ class ClusterDriverIT {
     assertEquals(2, before.size(), "one proxy per volume: " + before);
     Pod pod = nodePod();
     List<Long> plugin =
-        pidsWith("io.efscsi.launcher.Main", "--kubelet-root-dir=" + cluster.kubeletDir());
+        ClusterDriverSupport.pidsWith(
+            "io.efscsi.launcher.Main", "--kubelet-root-dir=" + cluster.kubeletDir());
     assertEquals(1, plugin.size(), "the node plugin's JVM: " + plugin);
     assertTrue(ProcessHandle.of(plugin.getFirst()).orElseThrow().destroyForcibly());
     admin
@@ -600,7 +394,7 @@ class ClusterDriverIT {
                 .endMetadata()
                 .build())
         .create();
-    helm.upgrade(values(tlsPort, true));
+    helm.upgrade(ClusterDriverSupport.values(tlsPort, true));
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
     while (System.nanoTime() < end) {
       var pods = admin.pods().inNamespace(NS).withLabel("app", "efs-csi-node").list().getItems();

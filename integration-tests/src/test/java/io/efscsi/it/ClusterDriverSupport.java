@@ -1,0 +1,238 @@
+package io.efscsi.it;
+
+import io.efscsi.it.cluster.Images;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What {@link ClusterDriverIT} reads and writes around its cluster: the chart values it installs
+ * with, the processes it looks for on the host, and the diagnostics it prints.
+ */
+final class ClusterDriverSupport {
+
+  private ClusterDriverSupport() {}
+
+  /** The values an operator on this cluster would write; node metrics on or off. */
+  static String values(int tlsPort, boolean metrics) {
+    String env =
+        """
+            - {name: AWS_REGION, value: us-east-1}
+            - {name: AWS_ENDPOINT_URL_EFS, value: "%s"}
+            - {name: AWS_ENDPOINT_URL_STS, value: "%s"}
+            - {name: AWS_ACCESS_KEY_ID, value: test}
+            - {name: AWS_SECRET_ACCESS_KEY, value: test}
+            - {name: AWS_EC2_METADATA_DISABLED, value: "true"}
+            - {name: AWS_EC2_METADATA_SERVICE_ENDPOINT, value: "http://127.0.0.1:9"}
+        """
+            .formatted(ClusterDriverIT.efs.endpoint(), ClusterDriverIT.efs.endpoint());
+    return """
+    image: {repository: efs-csi-test/efs-csi, tag: it, pullPolicy: Never}
+    sidecars:
+      livenessProbe: {image: {repository: efs-csi-test/livenessprobe, tag: it, pullPolicy: Never}}
+      nodeDriverRegistrar: {image: {repository: efs-csi-test/csi-node-driver-registrar, tag: it, pullPolicy: Never}}
+      csiProvisioner: {image: {repository: efs-csi-test/csi-provisioner, tag: it, pullPolicy: Never}}
+    controller:
+      replicaCount: 1
+      hostNetwork: true
+      env:
+    %1$s
+    node:
+      kubeletPath: %2$s
+      env:
+    %1$s
+        - {name: FAKE_NFS_ROOT, value: "%3$s/root"}
+        - {name: FAKE_NFS_LOG, value: "%3$s/nfs-mounts.log"}
+      additionalArgs:
+        - --nfs-mount-command=%3$s/fake-nfs-mount
+        - --mount-target-port=%4$d
+        - --mount-absent-grace=1h
+      proxy:
+        stateDir: %5$s
+        cgroupParent: efs-csi-cluster-proxies
+      metrics: {enabled: %7$s}
+    storageClasses:
+      - name: efs-sc
+        parameters: {provisioningMode: efs-ap, fileSystemId: %6$s, directoryPerms: "700"}
+        mountOptions: [cafile=%3$s/ca.crt]
+    monitoring:
+      metricsReader:
+        subjects: [{kind: ServiceAccount, name: scraper, namespace: default}]
+    """
+        .formatted(
+            env.stripTrailing(),
+            ClusterDriverIT.cluster.kubeletDir(),
+            ClusterDriverIT.test,
+            tlsPort,
+            ClusterDriverIT.work.resolve("state"),
+            ClusterDriverIT.fsId,
+            metrics);
+  }
+
+  /** The processes whose command line (/proc/PID/cmdline) holds every one of {@code parts}. */
+  static List<Long> pidsWith(String... parts) throws java.io.IOException {
+    List<Long> out = new ArrayList<>();
+    try (var procs = Files.list(Path.of("/proc"))) {
+      for (Path p : procs.filter(d -> d.getFileName().toString().matches("\\d+")).toList()) {
+        String cmd;
+        try {
+          cmd = Files.readString(p.resolve("cmdline")).replace('\0', ' ');
+        } catch (java.io.IOException gone) {
+          continue;
+        }
+        if (java.util.Arrays.stream(parts).allMatch(cmd::contains)) {
+          out.add(Long.parseLong(p.getFileName().toString()));
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The last lines of every container of the driver's pods, and the events, for a failure's cause.
+   */
+  static String diagnostics(KubernetesClient admin) {
+    StringBuilder out = new StringBuilder("---- cluster diagnostics\n");
+    try {
+      for (Pod p : admin.pods().inAnyNamespace().list().getItems()) {
+        for (var c : p.getSpec().getContainers()) {
+          out.append("== ")
+              .append(p.getMetadata().getName())
+              .append('/')
+              .append(c.getName())
+              .append('\n');
+          try {
+            out.append(
+                admin
+                    .pods()
+                    .inNamespace(p.getMetadata().getNamespace())
+                    .withName(p.getMetadata().getName())
+                    .inContainer(c.getName())
+                    .tailingLines(40)
+                    .getLog());
+          } catch (RuntimeException e) {
+            out.append(e.getMessage()).append('\n');
+          }
+        }
+      }
+      for (var e : admin.v1().events().inAnyNamespace().list().getItems()) {
+        out.append(e.getType())
+            .append(' ')
+            .append(e.getInvolvedObject().getKind())
+            .append('/')
+            .append(e.getInvolvedObject().getName())
+            .append(' ')
+            .append(e.getReason())
+            .append(": ")
+            .append(e.getMessage())
+            .append('\n');
+      }
+    } catch (RuntimeException e) {
+      out.append(e).append('\n');
+    }
+    return out.toString();
+  }
+
+  /** A busybox pod on the host network running {@code script} with {@code claim} at /data. */
+  static Pod pod(String name, String claim, String script) {
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace("default")
+        .endMetadata()
+        .withNewSpec()
+        .withTerminationGracePeriodSeconds(1L)
+        .withHostNetwork(true)
+        .addNewContainer()
+        .withName("c")
+        .withImage(Images.BUSYBOX)
+        .withImagePullPolicy("Never")
+        .withCommand("/bin/sh", "-c", script)
+        .addNewVolumeMount()
+        .withName("v")
+        .withMountPath("/data")
+        .endVolumeMount()
+        .endContainer()
+        .addNewVolume()
+        .withName("v")
+        .withNewPersistentVolumeClaim()
+        .withClaimName(claim)
+        .endPersistentVolumeClaim()
+        .endVolume()
+        .endSpec()
+        .build();
+  }
+
+  /**
+   * A static PV {@code <name>-pv} with {@code handle} (over TLS, {@code caFile} as the CA) and the
+   * claim {@code <name>-claim} in namespace default, bound to it.
+   */
+  static List<io.fabric8.kubernetes.api.model.HasMetadata> staticClaim(
+      String name, String handle, Path caFile) {
+    var size = java.util.Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("1Gi"));
+    return List.of(
+        new io.fabric8.kubernetes.api.model.PersistentVolumeBuilder()
+            .withNewMetadata()
+            .withName(name + "-pv")
+            .endMetadata()
+            .withNewSpec()
+            .withCapacity(size)
+            .withAccessModes("ReadWriteMany")
+            .withPersistentVolumeReclaimPolicy("Retain")
+            .withStorageClassName("")
+            .withMountOptions("tls", "cafile=" + caFile)
+            .withNewCsi()
+            .withDriver(ClusterDriverIT.DRIVER)
+            .withVolumeHandle(handle)
+            .endCsi()
+            .endSpec()
+            .build(),
+        new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+            .withNewMetadata()
+            .withName(name + "-claim")
+            .withNamespace("default")
+            .endMetadata()
+            .withNewSpec()
+            .withAccessModes("ReadWriteMany")
+            .withStorageClassName("")
+            .withVolumeName(name + "-pv")
+            .withNewResources()
+            .withRequests(size)
+            .endResources()
+            .endSpec()
+            .build());
+  }
+
+  /** Until the node DaemonSet and the controller Deployment each have one ready pod. */
+  static void awaitDriverReady(KubernetesClient admin) {
+    admin
+        .apps()
+        .daemonSets()
+        .inNamespace("kube-system")
+        .withName("efs-csi-node")
+        .waitUntilCondition(
+            d ->
+                d != null
+                    && d.getStatus() != null
+                    && Integer.valueOf(1).equals(d.getStatus().getNumberReady()),
+            180,
+            TimeUnit.SECONDS);
+    admin
+        .apps()
+        .deployments()
+        .inNamespace("kube-system")
+        .withName("efs-csi-controller")
+        .waitUntilCondition(
+            d ->
+                d != null
+                    && d.getStatus() != null
+                    && Integer.valueOf(1).equals(d.getStatus().getReadyReplicas()),
+            180,
+            TimeUnit.SECONDS);
+  }
+}
