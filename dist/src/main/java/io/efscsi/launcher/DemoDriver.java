@@ -15,6 +15,8 @@ import io.efscsi.node.NodeOptions;
 import io.efscsi.node.NodePlugin;
 import io.efscsi.node.SupervisorOptions;
 import io.efscsi.supervisor.SupervisorConfig;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -113,11 +115,7 @@ final class DemoDriver {
     try (CsiChannels.Client client = CsiChannels.open(endpoint)) {
       var identity = IdentityGrpc.newBlockingStub(client.channel());
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30L * Demo.PATIENCE);
-      while (!identity
-          .withDeadlineAfter(5, TimeUnit.SECONDS)
-          .probe(ProbeRequest.getDefaultInstance())
-          .getReady()
-          .getValue()) {
+      while (!ready(identity)) {
         if (System.nanoTime() > deadline) {
           String why = runtime.readiness().evaluate().reasons().toString();
           runtime.close();
@@ -127,5 +125,26 @@ final class DemoDriver {
       }
     }
     return runtime;
+  }
+
+  /**
+   * One Probe: ready or not. A probe that times out or finds no server yet is "not yet" (a JVM
+   * under emulation can take longer than one probe's deadline to answer its first call), any other
+   * failure is the driver's answer and ends the demo.
+   */
+  private static boolean ready(IdentityGrpc.IdentityBlockingStub identity) {
+    try {
+      return identity
+          .withDeadlineAfter(5L * Demo.PATIENCE, TimeUnit.SECONDS)
+          .probe(ProbeRequest.getDefaultInstance())
+          .getReady()
+          .getValue();
+    } catch (StatusRuntimeException e) {
+      Status.Code code = e.getStatus().getCode();
+      if (code == Status.Code.DEADLINE_EXCEEDED || code == Status.Code.UNAVAILABLE) {
+        return false;
+      }
+      throw e;
+    }
   }
 }

@@ -45,7 +45,11 @@ public record SupervisorOptions(
               "60s",
               "how long a proxy's mount may be missing from the mount table before the proxy goes"),
           Flag.duration(
-              "proxy-health-interval", "10s", "how often each proxy and its upstream are checked"));
+              "proxy-health-interval", "10s", "how often each proxy and its upstream are checked"),
+          Flag.duration(
+              "proxy-start-timeout",
+              "60s",
+              "how long a starting proxy may take to answer before it is killed and retried"));
 
   /** Defaults for a state dir (the demo and tests). */
   public static SupervisorOptions defaults(Path stateDir) {
@@ -92,11 +96,13 @@ public record SupervisorOptions(
     Duration reconcile = positive(flags, "reconcile-interval");
     Duration grace = positive(flags, "mount-absent-grace");
     Duration health = positive(flags, "proxy-health-interval");
+    Duration startTimeout = positive(flags, "proxy-start-timeout");
     SupervisorConfig d = SupervisorConfig.defaults(stateDir);
     SupervisorConfig c =
         d.withPorts(lower, upper)
             .withLimits(new Limits(memory, (int) pids))
-            .withTimings(reconcile, grace, d.absentReads(), health);
+            .withTimings(reconcile, grace, d.absentReads(), health)
+            .withStartTimeout(startTimeout);
     return new SupervisorOptions(
         c, mode, Path.of(flags.string("proxy-cgroup-root").strip()), parent);
   }

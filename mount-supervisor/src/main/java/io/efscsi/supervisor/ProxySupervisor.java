@@ -286,6 +286,11 @@ public final class ProxySupervisor implements AutoCloseable {
       if (st.state() == ProxyStatus.State.RUNNING) {
         return new Lease(st.key(), st.port());
       }
+      if (s.retired()) {
+        throw new ProxyStartException(
+            ProxyStartException.Reason.UNAVAILABLE,
+            "proxy for port " + st.port() + " is being stopped (no mount used it); try again");
+      }
       if (st.crashLooping()) {
         throw new ProxyStartException(
             ProxyStartException.Reason.UNAVAILABLE,
@@ -381,6 +386,7 @@ public final class ProxySupervisor implements AutoCloseable {
    * next start finishes ({@link Adoption}), never a group or file no record names.
    */
   void forget(Supervised s) {
+    s.retire();
     synchronized (this) {
       if (byKey.get(s.record().key()) == s) {
         byKey.remove(s.record().key());

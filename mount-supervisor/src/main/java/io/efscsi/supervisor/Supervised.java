@@ -43,6 +43,15 @@ final class Supervised {
   private ScheduledFuture<?> pendingRestart;
   private final ProxyHealth health;
 
+  /**
+   * Set once by {@link #stop} or {@link #retire}, never cleared: a stopped or forgotten proxy is
+   * never launched again by this object. Without it a restart in flight when the reconciler stopped
+   * the proxy scheduled another one, and the forgotten object kept launching processes on a port a
+   * new proxy had been given (two processes on one port, the live one's record overwritten and the
+   * live one killed at the next adoption; KernelReliabilityIT s10 in a slow VM).
+   */
+  private boolean retired;
+
   Supervised(ProxySupervisor sup, ProxyRecord record, Placement placement) {
     this.sup = sup;
     this.files = new ProxyFiles(sup.store().dir(), record.id(), sup.config().logMaxBytes());
@@ -110,8 +119,9 @@ final class Supervised {
     long gen;
     ProxyLauncher.Started started;
     synchronized (this) {
-      if (state == State.STOPPING) {
-        throw new ProxyStartException(Reason.FAILED, "proxy on port " + port() + " is stopping");
+      if (state == State.STOPPING || retired) {
+        throw new ProxyStartException(
+            Reason.UNAVAILABLE, "proxy on port " + port() + " is being stopped");
       }
       cancelPendingRestart();
       gen = ++generation;
@@ -252,6 +262,9 @@ final class Supervised {
   }
 
   private void scheduleRestart(String why) {
+    if (retired) {
+      return;
+    }
     Duration delay = backoff.next(startedAt, sup.clock().instant());
     state = State.BACKOFF;
     long gen = generation;
@@ -278,7 +291,7 @@ final class Supervised {
 
   private void restart(long gen, String why) {
     synchronized (this) {
-      if (gen != generation || state != State.BACKOFF) {
+      if (gen != generation || state != State.BACKOFF || retired) {
         return;
       }
       record = record.restarted();
@@ -288,6 +301,10 @@ final class Supervised {
     try {
       launchAndAwait();
     } catch (ProxyStartException e) {
+      if (retired()) {
+        LOG.info("restart of proxy for port {} given up: the proxy was stopped", port());
+        return;
+      }
       LOG.error("restart of proxy for port {} failed: {}", port(), e.getMessage());
       synchronized (this) {
         if (state == State.DOWN && record.wanted()) {
@@ -301,7 +318,7 @@ final class Supervised {
   void restartNow(String why) {
     long gen;
     synchronized (this) {
-      if (state != State.DOWN) {
+      if (state != State.DOWN || retired) {
         return;
       }
       state = State.BACKOFF;
@@ -376,12 +393,14 @@ final class Supervised {
     long pid;
     long ticks;
     synchronized (this) {
+      retired = true;
       cancelPendingRestart();
       state = State.STOPPING;
       generation++;
       pid = record.pid();
       ticks = record.startTicks();
     }
+    boolean wasAlive = sup.processes().alive(pid, ticks);
     if (sup.processes().terminate(pid, ticks, sup.config().stopTimeout())) {
       LOG.warn(
           "proxy pid {} ignored SIGTERM for {} ms; killed it",
@@ -392,7 +411,27 @@ final class Supervised {
       state = State.DOWN;
       record = record.withProcess(0, 0, record.cgroup());
     }
-    sup.stats().stopped.incrementAndGet();
+    if (wasAlive) {
+      sup.stats().stopped.incrementAndGet();
+    }
+  }
+
+  /**
+   * This object launches nothing more (its proxy is being forgotten): a scheduled restart is
+   * cancelled, one in flight or a process exit seen later schedules none, and a process a restart
+   * launched meanwhile is stopped as {@link #stop} stops one (a proxy that is already down costs
+   * nothing). Without the stop, a takeover that timed out while the reconciler restarted the proxy
+   * left that restart's process running unrecorded on the port (KernelReliabilityIT s8, slow VM).
+   */
+  void retire() {
+    if (!retired()) {
+      stop();
+    }
+  }
+
+  /** Whether {@link #stop} or {@link #retire} ran: a caller waiting for it to run gives up. */
+  synchronized boolean retired() {
+    return retired;
   }
 
   /** The proxy's group, as last placed (or as its record names it). */

@@ -3,6 +3,7 @@ package io.efscsi.supervisor;
 import io.efscsi.supervisor.cgroup.Limits;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * Everything the supervisor is told at start-up (built from the node's flags in main; tests build
@@ -17,7 +18,9 @@ import java.time.Duration;
  * @param absentReads consecutive mount-table reads a mount must be missing from
  * @param healthInterval how often each proxy's control socket and upstream are checked
  * @param pingFailuresBeforeRestart consecutive failed upstream pings that restart a proxy
- * @param startTimeout how long a new proxy may take to answer on its control socket
+ * @param startTimeout how long a new proxy may take to answer on its control socket before it is
+ *     killed (a proxy normally answers within a second; a JVM on a CPU-starved node or under
+ *     emulation has been seen to take 20-40 s, and killing it sooner only starts another slow one)
  * @param stopTimeout how long a stopping proxy gets between SIGTERM and SIGKILL
  * @param backoffInitial first restart delay
  * @param backoffMax longest restart delay
@@ -53,7 +56,7 @@ public record SupervisorConfig(
         3,
         Duration.ofSeconds(10),
         3,
-        Duration.ofSeconds(15),
+        Duration.ofSeconds(60),
         Duration.ofSeconds(5),
         Duration.ofMillis(100),
         Duration.ofSeconds(30),
@@ -63,79 +66,94 @@ public record SupervisorConfig(
 
   /** The same settings for another state dir (the controller's cleanup mounts have their own). */
   public SupervisorConfig withStateDir(Path dir) {
-    return new SupervisorConfig(
-        dir,
-        portLower,
-        portUpper,
-        limits,
-        reconcileInterval,
-        mountGrace,
-        absentReads,
-        healthInterval,
-        pingFailuresBeforeRestart,
-        startTimeout,
-        stopTimeout,
-        backoffInitial,
-        backoffMax,
-        backoffReset,
-        logMaxBytes);
+    return with(b -> b.stateDir = dir);
   }
 
   public SupervisorConfig withPorts(int lower, int upper) {
-    return new SupervisorConfig(
-        stateDir,
-        lower,
-        upper,
-        limits,
-        reconcileInterval,
-        mountGrace,
-        absentReads,
-        healthInterval,
-        pingFailuresBeforeRestart,
-        startTimeout,
-        stopTimeout,
-        backoffInitial,
-        backoffMax,
-        backoffReset,
-        logMaxBytes);
+    return with(b -> {
+      b.portLower = lower;
+      b.portUpper = upper;
+    });
   }
 
   public SupervisorConfig withLimits(Limits l) {
-    return new SupervisorConfig(
-        stateDir,
-        portLower,
-        portUpper,
-        l,
-        reconcileInterval,
-        mountGrace,
-        absentReads,
-        healthInterval,
-        pingFailuresBeforeRestart,
-        startTimeout,
-        stopTimeout,
-        backoffInitial,
-        backoffMax,
-        backoffReset,
-        logMaxBytes);
+    return with(b -> b.limits = l);
   }
 
   public SupervisorConfig withTimings(
       Duration reconcile, Duration grace, int reads, Duration health) {
-    return new SupervisorConfig(
-        stateDir,
-        portLower,
-        portUpper,
-        limits,
-        reconcile,
-        grace,
-        reads,
-        health,
-        pingFailuresBeforeRestart,
-        startTimeout,
-        stopTimeout,
-        backoffInitial,
-        backoffMax,
-        backoffReset,
-        logMaxBytes);
+    return with(b -> {
+      b.reconcileInterval = reconcile;
+      b.mountGrace = grace;
+      b.absentReads = reads;
+      b.healthInterval = health;
+    });
+  }
+
+  public SupervisorConfig withStartTimeout(Duration timeout) {
+    return with(b -> b.startTimeout = timeout);
+  }
+
+  /** A copy with what {@code change} sets on a {@link Copy} of these settings. */
+  public SupervisorConfig with(Consumer<Copy> change) {
+    Copy b = new Copy(this);
+    change.accept(b);
+    return b.build();
+  }
+
+  /** The settings as mutable fields, for {@link #with}: one place that lists them all. */
+  public static final class Copy {
+    public Path stateDir;
+    public int portLower;
+    public int portUpper;
+    public Limits limits;
+    public Duration reconcileInterval;
+    public Duration mountGrace;
+    public int absentReads;
+    public Duration healthInterval;
+    public int pingFailuresBeforeRestart;
+    public Duration startTimeout;
+    public Duration stopTimeout;
+    public Duration backoffInitial;
+    public Duration backoffMax;
+    public Duration backoffReset;
+    public long logMaxBytes;
+
+    private Copy(SupervisorConfig c) {
+      stateDir = c.stateDir;
+      portLower = c.portLower;
+      portUpper = c.portUpper;
+      limits = c.limits;
+      reconcileInterval = c.reconcileInterval;
+      mountGrace = c.mountGrace;
+      absentReads = c.absentReads;
+      healthInterval = c.healthInterval;
+      pingFailuresBeforeRestart = c.pingFailuresBeforeRestart;
+      startTimeout = c.startTimeout;
+      stopTimeout = c.stopTimeout;
+      backoffInitial = c.backoffInitial;
+      backoffMax = c.backoffMax;
+      backoffReset = c.backoffReset;
+      logMaxBytes = c.logMaxBytes;
+    }
+
+    private SupervisorConfig build() {
+      return new SupervisorConfig(
+          stateDir,
+          portLower,
+          portUpper,
+          limits,
+          reconcileInterval,
+          mountGrace,
+          absentReads,
+          healthInterval,
+          pingFailuresBeforeRestart,
+          startTimeout,
+          stopTimeout,
+          backoffInitial,
+          backoffMax,
+          backoffReset,
+          logMaxBytes);
+    }
   }
 }

@@ -74,12 +74,18 @@ class StartFailureTest {
       };
 
   /** A process that has already exited with {@code code}; its onExit completes when told to. */
-  static final class ExitedProcess extends Process {
+  static class ExitedProcess extends Process {
     final int code;
+    private final long pid;
     final CompletableFuture<Process> exit = new CompletableFuture<>();
 
     ExitedProcess(int code) {
+      this(code, 4242);
+    }
+
+    ExitedProcess(int code, long pid) {
       this.code = code;
+      this.pid = pid;
     }
 
     @Override
@@ -118,7 +124,7 @@ class StartFailureTest {
 
     @Override
     public long pid() {
-      return 4242;
+      return pid;
     }
 
     @Override

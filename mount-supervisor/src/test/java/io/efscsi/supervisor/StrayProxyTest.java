@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
@@ -40,39 +39,17 @@ class StrayProxyTest {
       FakeGroups.placer(d -> group, name -> placedAt.add(name + " with " + inGroup));
 
   final ProcessTable processes =
-      new ProcessTable() {
-        @Override
-        public OptionalLong startTicks(long pid) {
-          return inGroup.contains(pid) ? OptionalLong.of(1) : OptionalLong.empty();
-        }
-
-        @Override
-        public void signal(long pid, boolean force) {
-          signals.add(pid + (force ? " KILL" : " TERM"));
-          inGroup.remove(pid);
-        }
-      };
+      FakeProcesses.table(
+          inGroup::contains,
+          1,
+          (pid, force) -> {
+            signals.add(pid + (force ? " KILL" : " TERM"));
+            inGroup.remove(pid);
+          });
 
   @Test
   void aProxyLaunchedButNotRecordedIsKilledBeforeTheRestart() throws Exception {
-    new StateStore(state)
-        .write(
-            new ProxyRecord(
-                "proxy-20050",
-                "fs-1|key",
-                20050,
-                0, // the plugin died before it recorded the pid
-                0,
-                "test:efs-csi/proxy-20050",
-                Map.of(
-                    "listen.port", "20050",
-                    "upstream.host", "127.0.0.1",
-                    "upstream.port", "2049",
-                    "tls", "false",
-                    "bind.protocol", "none"),
-                Set.of("/staging/a"),
-                0,
-                1));
+    new StateStore(state).write(recordWithoutPid("test:efs-csi/proxy-20050"));
     try (ProxySupervisor sup = StartFailureTest.exiting(state, placer, processes, List::of)) {
       sup.start();
       assertEquals(List.of("4242 KILL"), signals, "the stray is killed");
@@ -81,5 +58,28 @@ class StrayProxyTest {
           "the restart came after the group was empty: " + placedAt);
       assertTrue(sup.holds(20050), "the volume keeps its port");
     }
+  }
+
+  /**
+   * The record of a wanted proxy on port 20050 in group {@code cgroup} ("" when the plugin died
+   * before it recorded the group) whose pid the plugin did not record before it died.
+   */
+  static ProxyRecord recordWithoutPid(String cgroup) {
+    return new ProxyRecord(
+        "proxy-20050",
+        "fs-1|key",
+        20050,
+        0,
+        0,
+        cgroup,
+        Map.of(
+            "listen.port", "20050",
+            "upstream.host", "127.0.0.1",
+            "upstream.port", "2049",
+            "tls", "false",
+            "bind.protocol", "none"),
+        Set.of("/staging/a"),
+        0,
+        1);
   }
 }
