@@ -6,8 +6,11 @@ import java.util.regex.Pattern;
 
 /**
  * A volume handle, in every form the Go driver accepts: {@code fs-…}, {@code fs-…:/path}, {@code
- * fs-…::fsap-…}, {@code fs-…:/path:fsap-…}, and the typed {@code efs:fs-…[:path[:fsap-…]]} that
- * CreateVolume returns.
+ * fs-…::fsap-…}, {@code fs-…:/path:fsap-…}, and the typed {@code efs:fs-…[:path[:fsap-…]]} and
+ * {@code s3files:fs-…[:path[:fsap-…]]}. CreateVolume writes {@code fs-…::fsap-…} for EFS, as the Go
+ * driver v3.5.0 does again (v3.0-v3.4.2 wrote {@code efs:fs-…::fsap-…}, which EKS Fargate's mounter
+ * refuses: kubernetes-sigs/aws-efs-csi-driver#1947, #1950), and {@code s3files:fs-…::fsap-…} for S3
+ * Files, whose type the handle must name.
  */
 public record VolumeId(
     String type, String fileSystemId, String subPath, Optional<String> accessPointId) {
@@ -20,14 +23,18 @@ public record VolumeId(
     return FS.matcher(s).matches();
   }
 
-  /** The typed form CreateVolume returns: {@code efs:fs-…::fsap-…}. */
+  /** The handle CreateVolume returns for an EFS access point: {@code fs-…::fsap-…}. */
   public static String format(String fileSystemId, String accessPointId) {
     return format("efs", fileSystemId, accessPointId);
   }
 
-  /** The typed form: {@code efs:fs-…::fsap-…} or {@code s3files:fs-…::fsap-…}. */
+  /**
+   * The handle CreateVolume returns: {@code fs-…::fsap-…} for EFS (no type prefix: EKS Fargate's
+   * mounter refuses one), {@code s3files:fs-…::fsap-…} for S3 Files.
+   */
   public static String format(String type, String fileSystemId, String accessPointId) {
-    return type + ":" + fileSystemId + "::" + accessPointId;
+    String handle = fileSystemId + "::" + accessPointId;
+    return type.equals("efs") ? handle : type + ":" + handle;
   }
 
   /** Whether the handle names an Amazon S3 Files file system ({@code s3files:…}). */

@@ -32,9 +32,9 @@ class VolumeIdAndTagsTest {
   }
 
   @Test
-  void createVolumeAnswersTheTypedForm() {
+  void createVolumeAnswersTheFormFargateAccepts() {
     String id = VolumeId.format("fs-0123abcd", "fsap-0123abcd");
-    assertEquals("efs:fs-0123abcd::fsap-0123abcd", id);
+    assertEquals("fs-0123abcd::fsap-0123abcd", id, "as v3.5.0 writes it: no efs: prefix");
     assertEquals(Optional.of("fsap-0123abcd"), VolumeId.parse(id).accessPointId());
   }
 

@@ -1,6 +1,7 @@
 package io.efscsi.node.k8s;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.node.k8s.NotReadyTaintRemover.Backoff;
@@ -84,6 +85,23 @@ class NotReadyTaintRemoverTest {
 
     assertEquals(Outcome.REMOVED, remover().tryOnce());
     assertEquals(List.of("example.com/maintenance"), taintKeys());
+  }
+
+  /**
+   * EFS reports no attach limit, so the kubelet registers the driver without {@code allocatable}:
+   * upstream v3.5.0 waited for it and never removed the taint (kubernetes-sigs/aws-efs-csi-driver
+   * #1966). The driver being listed is the gate.
+   */
+  @Test
+  void removedThoughTheDriverHasNoAllocatableAsEfsReportsNoAttachLimit() throws Exception {
+    node(OURS);
+    csiNode(NotReadyTaintRemover.DRIVER);
+    var listed =
+        client.storage().v1().csiNodes().withName(NODE).get().getSpec().getDrivers().getFirst();
+    assertNull(listed.getAllocatable(), "registered as the kubelet registers EFS");
+
+    assertEquals(Outcome.REMOVED, remover().tryOnce());
+    assertEquals(List.of(), taintKeys());
   }
 
   @Test
