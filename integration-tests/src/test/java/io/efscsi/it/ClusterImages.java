@@ -58,11 +58,15 @@ final class ClusterImages {
     return (System.nanoTime() - t0) / 1e9;
   }
 
-  /** Removes the sidecar images from the engine (the project's image is ContainerImageIT's). */
+  /**
+   * Removes the sidecar images from the engine, and the project's image with what its build left
+   * (as ContainerImageIT does after its own build).
+   */
   static void remove() throws Exception {
     for (String name : SIDECARS) {
       NfsLab.Result r = ContainerImageIT.run(120, "docker", "image", "rm", "-f", sidecar(name));
       assertEquals(0, r.exit(), r.output());
     }
+    ContainerImageIT.removeImage();
   }
 }

@@ -4,28 +4,41 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.exception.DockerException;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Image;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.BindMode;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.startupcheck.OneShotStartupCheckStrategy;
+import org.testcontainers.containers.wait.strategy.Wait;
+import org.testcontainers.utility.DockerImageName;
 
 /**
  * The Dockerfile, built with a real Docker engine from the packaged distribution, and the image
@@ -36,6 +49,11 @@ import org.junit.jupiter.api.Test;
  * arguments. Needs {@code DOCKER_HOST} (scripts/test starts an engine); without one the test fails.
  * The image is built for this machine's architecture (TARGETARCH), with the OCI labels of the
  * distribution's version, commit and build date as build arguments.
+ *
+ * <p>The image is built with the {@code docker} CLI (its build context honours .dockerignore); the
+ * containers run from it are Testcontainers {@link GenericContainer}s on the same engine (Ryuk off:
+ * its image cannot be pulled here; the image is never pulled either), each removed when its test
+ * ends, with wait strategies for readiness and their logs in every failure.
  */
 class ContainerImageIT {
 
@@ -45,7 +63,8 @@ class ContainerImageIT {
   static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
   static final Path WORK = Path.of("target/container-it").toAbsolutePath();
 
-  private final List<String> containers = new ArrayList<>();
+  /** The engine's images before the first build: what else is dangling after it is the build's. */
+  private static Set<String> imagesBefore;
 
   static NfsLab.Result run(long timeoutSeconds, String... command) throws Exception {
     NfsLab.Result r = NfsLab.exec(timeoutSeconds, command);
@@ -64,14 +83,10 @@ class ContainerImageIT {
 
   @BeforeAll
   static void buildImage() throws Exception {
-    NfsLab.Result engine = run(60, "docker", "info");
-    assertEquals(
-        0,
-        engine.exit(),
-        "no Docker engine at DOCKER_HOST="
-            + System.getenv("DOCKER_HOST")
-            + " (scripts/test starts one):\n"
-            + engine.output());
+    DockerClient docker = docker();
+    if (imagesBefore == null) {
+      imagesBefore = imageIds(docker);
+    }
     Path script = Files.createDirectories(WORK).resolve("base-images.sh");
     try (InputStream in = ContainerImageIT.class.getResourceAsStream("/container/base-images.sh")) {
       Files.copy(in, script, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
@@ -119,21 +134,101 @@ class ContainerImageIT {
     return out;
   }
 
-  @AfterAll
-  static void removeImage() throws Exception {
-    run(120, "docker", "image", "rm", "-f", IMAGE);
+  /**
+   * The Testcontainers client of the engine at {@code DOCKER_HOST}, the one {@code docker} builds
+   * with (never another, such as /var/run/docker.sock); fails when none answers there.
+   */
+  static DockerClient docker() {
+    String host = System.getenv("DOCKER_HOST");
+    assertTrue(host != null, "no DOCKER_HOST (scripts/test starts an engine and sets it)");
+    DockerClient client;
+    try {
+      client = DockerClientFactory.instance().client();
+    } catch (IllegalStateException e) {
+      throw new AssertionError(
+          "no Docker engine at DOCKER_HOST=" + host + " (scripts/test starts one)", e);
+    }
+    assertEquals(
+        URI.create(host), DockerClientFactory.instance().getTransportConfig().getDockerHost());
+    return client;
   }
 
-  @org.junit.jupiter.api.AfterEach
-  void removeContainers() throws Exception {
-    for (String c : containers) {
-      run(60, "docker", "rm", "-f", c);
+  private static Set<String> imageIds(DockerClient docker) {
+    Set<String> ids = new HashSet<>();
+    for (Image i : docker.listImagesCmd().withShowAll(true).exec()) {
+      ids.add(i.getId());
+    }
+    return ids;
+  }
+
+  /**
+   * Removes the image, and the images of the Dockerfile's other stages the build left untagged (the
+   * engine keeps them as build cache, one more set for every build).
+   */
+  @AfterAll
+  static void removeImage() {
+    DockerClient docker = docker();
+    try {
+      docker.removeImageCmd(IMAGE).withForce(true).exec();
+    } catch (NotFoundException e) {
+      // the build failed
+    }
+    for (Image i : docker.listImagesCmd().withDanglingFilter(true).exec()) {
+      if (imagesBefore != null && !imagesBefore.contains(i.getId())) {
+        try {
+          docker.removeImageCmd(i.getId()).exec();
+        } catch (DockerException e) {
+          // in use by another build or container of this engine: its owner removes it
+        }
+      }
+    }
+  }
+
+  /**
+   * A container of the image (built here, never pulled), removed when closed, that keeps its logs
+   * when it stops: a failure to start carries its command and its logs.
+   */
+  static final class ImageContainer extends GenericContainer<ImageContainer> {
+
+    private String logs = "(no logs: the container was not created)";
+
+    ImageContainer(String... command) {
+      super(DockerImageName.parse(IMAGE));
+      withImagePullPolicy(image -> false);
+      withCommand(command);
+    }
+
+    /** Runs it to its exit, which must be 0 within {@code timeout}; returns its output. */
+    String output(Duration timeout) {
+      withStartupCheckStrategy(new OneShotStartupCheckStrategy().withTimeout(timeout));
+      try (ImageContainer c = this) {
+        return c.started().getLogs();
+      }
+    }
+
+    ImageContainer started() {
+      try {
+        start();
+      } catch (RuntimeException e) {
+        throw new AssertionError(
+            String.join(" ", getCommandParts()) + " in " + IMAGE + " failed:\n" + logs, e);
+      }
+      return this;
+    }
+
+    @Override
+    protected void containerIsStopping(InspectContainerResponse containerInfo) {
+      try {
+        logs = getLogs();
+      } catch (RuntimeException e) {
+        logs = "(no logs: " + e + ")";
+      }
     }
   }
 
   @Test
   void theLauncherIsTheEntrypointAndTellsItsVersion() throws Exception {
-    String out = ok(120, "docker", "run", "--rm", IMAGE, "version");
+    String out = new ImageContainer("version").output(Duration.ofSeconds(120));
     Map<String, String> image = versionOf(out);
     assertEquals(System.getProperty("efscsi.version"), image.get("driverVersion"), out);
     assertEquals(DIST.get("gitCommit"), image.get("gitCommit"), out);
@@ -145,10 +240,8 @@ class ContainerImageIT {
   /** The OCI labels say which version, commit and build the image carries, and its licence. */
   @Test
   void theImageCarriesTheOciLabelsOfItsBuild() throws Exception {
-    String json =
-        ok(60, "docker", "image", "inspect", "--format", "{{json .Config.Labels}}", IMAGE);
-    @SuppressWarnings("unchecked")
-    Map<String, String> labels = HelmChartTest.YAML.unmarshal(json, Map.class);
+    Map<String, String> labels = docker().inspectImageCmd(IMAGE).exec().getConfig().getLabels();
+    String json = String.valueOf(labels);
     String p = "org.opencontainers.image.";
     assertEquals(System.getProperty("efscsi.version"), labels.get(p + "version"), json);
     assertEquals(DIST.get("gitCommit"), labels.get(p + "revision"), json);
@@ -183,49 +276,35 @@ class ContainerImageIT {
    */
   @Test
   void theControllerStartsAndServesAsNonRoot() throws Exception {
-    String id =
-        ok(
-                60,
-                "docker",
-                "run",
-                "-d",
-                "--user",
-                "65532:65532",
-                "--network",
-                "none",
-                "-e",
-                "AWS_REGION=us-east-1",
-                IMAGE,
+    // ready once its CSI socket is there and /healthz answers, which may come just after the
+    // socket (once its AWS clients are built); asked from inside, as it has no network
+    String health =
+        "bash -c 'test -S /tmp/csi/csi.sock && exec 3<>/dev/tcp/127.0.0.1/9909"
+            + " && printf \"GET /healthz HTTP/1.0\\r\\n\\r\\n\" >&3 && cat <&3'";
+    try (ImageContainer controller =
+        new ImageContainer(
                 "controller",
                 "--endpoint",
                 "unix:///tmp/csi/csi.sock",
                 "--http-endpoint",
                 "127.0.0.1:9909")
-            .strip();
-    containers.add(id);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    NfsLab.Result health;
-    do {
-      Thread.sleep(250);
-      health =
-          run(
-              30,
-              "docker",
-              "exec",
-              id,
-              "bash",
-              "-c",
-              "test -S /tmp/csi/csi.sock && exec 3<>/dev/tcp/127.0.0.1/9909"
-                  + " && printf 'GET /healthz HTTP/1.0\\r\\n\\r\\n' >&3 && cat <&3");
-      // ready once its AWS clients are built, which may come just after the socket: asked again
-    } while ((health.exit() != 0 || !health.output().startsWith("HTTP/1.1 200"))
-        && System.nanoTime() < deadline);
-    String logs = run(30, "docker", "logs", id).output();
-    assertEquals(0, health.exit(), health.output() + "\n" + logs);
-    assertTrue(health.output().startsWith("HTTP/1.1 200"), health.output() + "\n" + logs);
-    String status = ok(30, "docker", "exec", id, "cat", "/proc/1/status");
-    assertTrue(status.matches("(?s).*\\nUid:\\s+65532\\s+65532\\s+65532\\s+65532\\n.*"), status);
-    assertTrue(status.matches("(?s).*\\nGid:\\s+65532\\s+65532\\s+65532\\s+65532\\n.*"), status);
+            .withCreateContainerCmdModifier(cmd -> cmd.withUser("65532:65532"))
+            .withNetworkMode("none")
+            .withEnv("AWS_REGION", "us-east-1")
+            .waitingFor(
+                Wait.forSuccessfulCommand(health + " | head -1 | grep -q '^HTTP/1.1 200'")
+                    .withStartupTimeout(Duration.ofSeconds(60)))
+            .started()) {
+      var answer = controller.execInContainer("sh", "-c", health);
+      String logs = controller.getLogs();
+      assertEquals(0, answer.getExitCode(), answer + "\n" + logs);
+      assertTrue(answer.getStdout().startsWith("HTTP/1.1 200"), answer + "\n" + logs);
+      var proc = controller.execInContainer("cat", "/proc/1/status");
+      assertEquals(0, proc.getExitCode(), proc.toString());
+      String status = proc.getStdout();
+      assertTrue(status.matches("(?s).*\\nUid:\\s+65532\\s+65532\\s+65532\\s+65532\\n.*"), status);
+      assertTrue(status.matches("(?s).*\\nGid:\\s+65532\\s+65532\\s+65532\\s+65532\\n.*"), status);
+    }
   }
 
   @Test
@@ -233,7 +312,8 @@ class ContainerImageIT {
     // the controller's AOT training run: the packaged controller as its own process, provisioning
     // through its SDK client against the emulator (the demo needs root, mounts and nfs-ganesha)
     String out =
-        ok(300, "docker", "run", "--rm", IMAGE, "aot-training", "controller", "/tmp/check.conf");
+        new ImageContainer("aot-training", "controller", "/tmp/check.conf")
+            .output(Duration.ofSeconds(300));
     assertTrue(!out.contains("Exception"), out);
   }
 
@@ -247,7 +327,9 @@ class ContainerImageIT {
 
   /** The output of a shell script run in a container of the image, which must succeed. */
   private static String shell(String script) throws Exception {
-    return ok(120, "docker", "run", "--rm", "--entrypoint", "sh", IMAGE, "-c", script);
+    return new ImageContainer("-c", script)
+        .withCreateContainerCmdModifier(cmd -> cmd.withEntrypoint("sh"))
+        .output(Duration.ofSeconds(120));
   }
 
   /** A proxy in the image, on the host's network: TLS from BoringSSL, buffers from malloc. */
@@ -269,38 +351,35 @@ class ContainerImageIT {
           state.resolve("plain.conf"),
           "listen.port=%d\nupstream.host=127.0.0.1\nupstream.port=%d\ntls=false\nbind.protocol=none\n"
               .formatted(plainPort, echo.getLocalPort()));
-      for (String conf : List.of("tls", "plain")) {
-        String id =
-            ok(
-                    120,
-                    "docker",
-                    "run",
-                    "-d",
-                    "--network",
-                    "host",
-                    "-v",
-                    state + ":/state",
-                    IMAGE,
-                    "proxy",
-                    "--config",
-                    "/state/" + conf + ".conf")
-                .strip();
-        containers.add(id);
-      }
-      String status = control(state.resolve("tls.sock"), "status");
-      assertTrue(status.contains("\"tls\":\"BoringSSL"), status);
-      assertTrue(status.contains("\"direct_buffers\":\"malloc\""), status);
+      // each ready once it listens: the TLS one's control socket is there, the plain one's port
+      try (ImageContainer tls = proxy(state, "tls", "test -S /state/tls.sock");
+          ImageContainer plain =
+              proxy(state, "plain", "bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + plainPort + "'")) {
+        String status = NfsLab.control(state.resolve("tls.sock").toString(), "status");
+        assertTrue(status.contains("\"tls\":\"BoringSSL"), status + "\n" + tls.getLogs());
+        assertTrue(status.contains("\"direct_buffers\":\"malloc\""), status + "\n" + tls.getLogs());
 
-      byte[] record = new byte[64 * 1024 + 4];
-      new Random(7).nextBytes(record);
-      int mark = 0x8000_0000 | (record.length - 4);
-      ByteBuffer.wrap(record).putInt(mark);
-      try (Socket s = connect(plainPort)) {
-        s.getOutputStream().write(record);
-        byte[] back = s.getInputStream().readNBytes(record.length);
-        assertArrayEquals(record, back, "the record came back whole through the proxy");
+        byte[] record = new byte[64 * 1024 + 4];
+        new Random(7).nextBytes(record);
+        int mark = 0x8000_0000 | (record.length - 4);
+        ByteBuffer.wrap(record).putInt(mark);
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), plainPort)) {
+          s.getOutputStream().write(record);
+          byte[] back = s.getInputStream().readNBytes(record.length);
+          assertArrayEquals(
+              record, back, "the record came back whole through the proxy\n" + plain.getLogs());
+        }
       }
     }
+  }
+
+  /** A proxy of the image with {@code /state/<conf>.conf}, started once {@code ready} succeeds. */
+  private static ImageContainer proxy(Path state, String conf, String ready) {
+    return new ImageContainer("proxy", "--config", "/state/" + conf + ".conf")
+        .withNetworkMode("host")
+        .withFileSystemBind(state.toString(), "/state", BindMode.READ_WRITE)
+        .waitingFor(Wait.forSuccessfulCommand(ready).withStartupTimeout(Duration.ofSeconds(60)))
+        .started();
   }
 
   private static void echo(ServerSocket server) {
@@ -321,31 +400,5 @@ class ContainerImageIT {
         return;
       }
     }
-  }
-
-  private static Socket connect(int port) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (true) {
-      try {
-        return new Socket(InetAddress.getLoopbackAddress(), port);
-      } catch (IOException e) {
-        if (System.nanoTime() > deadline) {
-          throw e;
-        }
-        Thread.sleep(100);
-      }
-    }
-  }
-
-  /** The proxy's answer to a control command, once its control socket is there. */
-  private static String control(Path socket, String command) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!Files.exists(socket)) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("no control socket " + socket);
-      }
-      Thread.sleep(100);
-    }
-    return NfsLab.control(socket.toString(), command);
   }
 }
