@@ -358,6 +358,21 @@ scenario_1() {
   fact unpublish_b "$A"
   ask "unstage $vol $st"
   fact release "$A"
+  # a static PV whose handle is the mount target's DNS name (the Go driver v3.5.0 accepts it
+  # again): the name resolves (here through /etc/hosts) and the volume is mounted through our proxy
+  # to that name, with the regional TLS name
+  local dns=fs-12345678.efs.us-east-1.amazonaws.com sd=$VM/mnt/s1/staging-dns
+  echo "127.0.0.1 $dns" >>/etc/hosts
+  ask "stage $dns:/ $sd - cafile=$SHARED/srv.crt"
+  fact dns_stage "$A"
+  fact dns_mounts "$(mounted_at "$sd")"
+  fact dns_upstream "$(sed -n 's/.*"upstream.host": "\([^"]*\)".*/\1/p' "$d"/state/proxies/*.json | head -1)"
+  echo written-through-a-dns-handle >"$sd/dns.txt" && sync
+  fact dns_server_sees "$(cat "$VM/export/dns.txt" 2>/dev/null)"
+  ask "unstage $dns:/ $sd"
+  fact dns_unstage "$A"
+  rm -f "$VM/export/dns.txt"
+  sed -i "/ $dns\$/d" /etc/hosts
   fact mounts_after "$(awk -v p="$VM/mnt/s1/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
   fact port_mounts_after "$(grep -c "port=$P,.*addr=127.0.0.1" /proc/self/mountinfo)"
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"

@@ -297,7 +297,9 @@ class ClusterDriverIT {
   @Order(3)
   void aStaticVolumeWithAnUpstreamHandleMountsItsPath() throws Exception {
     Files.createDirectories(test.resolve("root/static"));
-    staticClaim("static", fsId + ":/static");
+    // the mount target DNS-name form the Go driver v3.5.0 accepts again (its PR #1946); it does
+    // not resolve here, so the node finds the mount target as for any handle
+    staticClaim("static", fsId + ".efs.us-east-1.amazonaws.com:/static");
     runPod("static-writer", "static-claim", "echo static > /data/from-static && sleep 3600");
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     Path written = test.resolve("root/static/from-static");

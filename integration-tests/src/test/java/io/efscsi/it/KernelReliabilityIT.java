@@ -31,6 +31,12 @@ class KernelReliabilityIT extends KernelVmFixture {
     f.eq("write_rc", "0");
     f.eq("read_sha", f.get("src_sha"));
     f.eq("server_sha", f.get("src_sha"));
+    // a static PV with a DNS-name handle (upstream v3.5.0): staged through a proxy to that name
+    f.eq("dns_stage", "ok staged");
+    f.eq("dns_mounts", "1");
+    f.eq("dns_upstream", "fs-12345678.efs.us-east-1.amazonaws.com");
+    f.eq("dns_server_sees", "written-through-a-dns-handle");
+    f.eq("dns_unstage", "ok unstaged");
     String line = f.get("mountinfo_line");
     for (String opt :
         List.of(

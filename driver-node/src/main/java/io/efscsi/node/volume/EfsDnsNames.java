@@ -1,5 +1,9 @@
 package io.efscsi.node.volume;
 
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
 /**
  * EFS mount target DNS names: {@code fs-….efs.<region>.<suffix>} and the zone-prefixed {@code
  * <zone>.fs-….efs.<region>.<suffix>}, with the per-partition suffix efs-utils configures in its
@@ -62,5 +66,32 @@ public final class EfsDnsNames {
   /** {@code <zone-id>.fs-….s3files.<region>.<suffix>}: where an S3 Files mount connects. */
   public static String s3filesZonal(String zoneId, String fileSystemId, String region) {
     return zoneId + "." + s3filesServerName(fileSystemId, region);
+  }
+
+  /**
+   * A mount target's DNS name as efs-utils reads one: {@code [<zone>.]fs-….efs.<region>.<suffix>}.
+   *
+   * @param zone the leading zone name or zone id label, when there is one
+   */
+  public record MountTargetName(
+      Optional<String> zone, String fileSystemId, String region, String suffix) {}
+
+  private static final Pattern MOUNT_TARGET_NAME =
+      Pattern.compile(
+          "(?:(?<zone>[a-z0-9-]+)\\.)?(?<fs>fs-[0-9a-f]{8,40})\\.efs\\.(?<region>[a-z0-9-]+)"
+              + "\\.(?<suffix>[a-z0-9.]+)");
+
+  /** {@code name} read as a mount target's DNS name; empty when it has another shape. */
+  public static Optional<MountTargetName> parse(String name) {
+    Matcher m = MOUNT_TARGET_NAME.matcher(name);
+    if (!m.matches()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new MountTargetName(
+            Optional.ofNullable(m.group("zone")),
+            m.group("fs"),
+            m.group("region"),
+            m.group("suffix")));
   }
 }

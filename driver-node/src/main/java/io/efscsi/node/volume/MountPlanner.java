@@ -58,6 +58,14 @@ public final class MountPlanner {
     boolean s3files = handle.type() == VolumeHandle.Type.S3FILES;
     if (s3files) {
       S3FilesRules.checkContext(ctx);
+      if (handle.dnsName().isPresent()) {
+        throw invalid(
+            "volume ID '"
+                + volumeId
+                + "' names an S3 Files file system by the DNS name "
+                + handle.dnsName().get()
+                + ": an s3files: handle takes the file system id (fs-…)");
+      }
     }
     MountOptions opts = MountOptions.parse(mountFlags, s3files);
     List<String> warnings = new ArrayList<>(opts.warnings());
@@ -88,13 +96,17 @@ public final class MountPlanner {
               + " the mount target by DNS");
     }
     String region = opts.region().orElseGet(node::region);
+    Optional<String> az = opts.az();
+    if (handle.dnsName().isPresent()) {
+      az = zoneOfDnsName(volumeId, handle, region, opts);
+    }
     MountTargetResolver.Request where =
         new MountTargetResolver.Request(
             fs,
             region,
             ip,
             ip.isPresent() ? new TreeMap<>() : ctx.mountTargetIpMap(),
-            opts.az(),
+            az,
             crossAccount,
             node.availabilityZone(),
             node.availabilityZoneId());
@@ -127,6 +139,70 @@ public final class MountPlanner {
         nfs,
         nfs.contains("ro"),
         s3files);
+  }
+
+  /**
+   * A handle that names the file system by a mount target's DNS name (static PVs, accepted again by
+   * the Go driver v3.5.0) is mounted as efs-utils mounts such a name: the name must be one of
+   * {@code [<zone>.]fs-….efs.<region>.<suffix>} for the region the volume is mounted in (the
+   * node's, or {@code region=}) and that region's DNS suffix; its zone label is the mount's {@code
+   * az=}. Where the proxy connects then follows from the file system id, region and zone as for any
+   * handle (the same name), and TLS checks the regional name. CNAMEs are not followed.
+   *
+   * @return the zone to mount in: the name's label, else {@code az=}
+   */
+  private static Optional<String> zoneOfDnsName(
+      String volumeId, VolumeHandle handle, String region, MountOptions opts) {
+    String name = handle.dnsName().orElseThrow();
+    EfsDnsNames.MountTargetName n =
+        EfsDnsNames.parse(name)
+            .orElseThrow(() ->
+                invalid(
+                    "volume ID '"
+                        + volumeId
+                        + "' names the file system by "
+                        + name
+                        + ", which is not an EFS mount target name"
+                        + " ([<zone>.]fs-….efs.<region>.<suffix>); CNAMEs are not followed: use the"
+                        + " file system id "
+                        + handle.fileSystemId()
+                        + " or its mount target name"));
+    if (!n.region().equals(region)) {
+      throw invalid(
+          "volume ID '"
+              + volumeId
+              + "' names a mount target in region "
+              + n.region()
+              + ", but the volume is mounted in region "
+              + region
+              + (opts.region().isPresent()
+                  ? " (mount option region=)"
+                  : " (the node's); to mount a file system of another region add the mount"
+                      + " option region="
+                      + n.region()));
+    }
+    String suffix = EfsDnsNames.suffix(region);
+    if (!n.suffix().equals(suffix)) {
+      throw invalid(
+          "volume ID '"
+              + volumeId
+              + "' ends in "
+              + n.suffix()
+              + ", but mount targets in "
+              + region
+              + " are named *."
+              + suffix);
+    }
+    if (n.zone().isPresent() && opts.az().isPresent() && !opts.az().equals(n.zone())) {
+      throw invalid(
+          "volume ID '"
+              + volumeId
+              + "' names a mount target in "
+              + n.zone().get()
+              + ", but the mount option az= is "
+              + opts.az().get());
+    }
+    return n.zone().or(opts::az);
   }
 
   /** The handle's access point, or the deprecated {@code accesspoint=} option's. */

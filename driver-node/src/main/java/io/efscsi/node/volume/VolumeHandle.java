@@ -16,18 +16,26 @@ import java.util.regex.Pattern;
  *       form.
  * </ul>
  *
- * <p>The file system id must be {@code fs-[0-9a-f]{8,40}}, the access point id {@code
- * fsap-[0-9a-f]{8,40}}. The subpath is cleaned with Go's {@code path.Clean} and need not be
- * absolute. Every error is INVALID_ARGUMENT with the Go driver's message.
+ * <p>The file system id must be {@code fs-[0-9a-f]{8,40}}, or a DNS name whose first or second
+ * label is one ({@code [az.]fs-….efs.<region>.<suffix>}), which the Go driver v3.5.0 accepts again
+ * in static PVs (its PR #1946, with the same structural check: only DNS characters, so no mount
+ * option can be smuggled in); the access point id {@code fsap-[0-9a-f]{8,40}}. The subpath is
+ * cleaned with Go's {@code path.Clean} and need not be absolute. Every error is INVALID_ARGUMENT
+ * with the Go driver's message.
  *
  * @param type which backend the handle names
  * @param fileSystemId {@code fs-…}
  * @param subPath the cleaned subpath, {@code /} when the handle has none; relative to the access
  *     point's root when there is one
  * @param accessPointId {@code fsap-…} when the handle names an access point
+ * @param dnsName the mount target DNS name the handle gives in place of the file system id
  */
 public record VolumeHandle(
-    Type type, String fileSystemId, String subPath, Optional<String> accessPointId) {
+    Type type,
+    String fileSystemId,
+    String subPath,
+    Optional<String> accessPointId,
+    Optional<String> dnsName) {
 
   /** The backend a handle names. */
   public enum Type {
@@ -49,6 +57,11 @@ public record VolumeHandle(
   static final Pattern FILE_SYSTEM_ID = Pattern.compile("fs-[0-9a-f]{8,40}");
   static final Pattern ACCESS_POINT_ID = Pattern.compile("fsap-[0-9a-f]{8,40}");
 
+  /** Upstream's structural check of a DNS-name file system id (PR #1946). */
+  static final Pattern DNS_FILE_SYSTEM_ID =
+      Pattern.compile(
+          "(?:[a-z0-9][a-z0-9-]*\\.)?(fs-[0-9a-f]{8,40})\\.[a-z0-9][a-z0-9.-]*[a-z0-9]");
+
   /** Parses a volume id; INVALID_ARGUMENT with the Go driver's message when it is malformed. */
   public static VolumeHandle parse(String volumeId) {
     String[] tokens = volumeId.split(":", -1);
@@ -64,8 +77,14 @@ public record VolumeHandle(
       throw invalid(volumeId, "Expected at most three fields separated by ':'");
     }
     String fsid = first < tokens.length ? tokens[first] : "";
+    Optional<String> dnsName = Optional.empty();
     if (!FILE_SYSTEM_ID.matcher(fsid).matches()) {
-      throw invalid(volumeId, "Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'");
+      java.util.regex.Matcher dns = DNS_FILE_SYSTEM_ID.matcher(fsid);
+      if (!dns.matches()) {
+        throw invalid(volumeId, "Expected a file system ID of the form 'fs-[0-9a-f]{8,40}'");
+      }
+      dnsName = Optional.of(fsid);
+      fsid = dns.group(1);
     }
     String subPath = "/";
     if (tokens.length > first + 1 && !tokens[first + 1].isEmpty()) {
@@ -85,7 +104,7 @@ public record VolumeHandle(
       }
       apid = Optional.of(ap);
     }
-    return new VolumeHandle(type, fsid, subPath, apid);
+    return new VolumeHandle(type, fsid, subPath, apid, dnsName);
   }
 
   /**

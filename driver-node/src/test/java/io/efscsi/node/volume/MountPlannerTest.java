@@ -282,6 +282,58 @@ class MountPlannerTest {
   }
 
   @Test
+  void aDnsNameHandleMountsAsItsFileSystemIdDoes() {
+    MountPlan byName = plan(NAME + ":/data");
+    assertEquals(plan("fs-abcd1234:/data"), byName);
+    assertEquals("/data", byName.exportPath());
+    assertEquals(NAME, byName.serverName());
+  }
+
+  @Test
+  void aDnsNameHandleWithAZoneConnectsToThatZonesName() {
+    aws.resolves("us-east-1b." + NAME, "10.0.2.5");
+    MountPlan p = plan("us-east-1b." + NAME + "::fsap-0123456789abcdef0");
+    assertEquals("us-east-1b." + NAME, p.upstreamHost());
+    assertEquals(NAME, p.serverName(), "TLS checks the regional name");
+    assertEquals(Optional.of("fsap-0123456789abcdef0"), p.accessPointId());
+    assertEquals(p, plan("fs-abcd1234::fsap-0123456789abcdef0", "az=us-east-1b"));
+  }
+
+  @Test
+  void aDnsNameHandleOfAnotherRegionNeedsTheRegionOption() {
+    String other = "fs-abcd1234.efs.eu-west-1.amazonaws.com";
+    assertEquals(
+        "volume ID '"
+            + other
+            + "' names a mount target in region eu-west-1, but the volume is mounted in region"
+            + " us-east-1 (the node's); to mount a file system of another region add the mount"
+            + " option region=eu-west-1",
+        fails(other, Map.of()).getMessage());
+    assertEquals(other, plan(other, "region=eu-west-1").upstreamHost());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "fs-abcd1234.efs.us-east-1.amazonaws.com.cn|ends in amazonaws.com.cn, but mount targets in"
+            + " us-east-1 are named *.amazonaws.com",
+        "fs-abcd1234.nfs.example.com|which is not an EFS mount target name"
+            + " ([<zone>.]fs-….efs.<region>.<suffix>); CNAMEs are not followed: use the file system"
+            + " id fs-abcd1234 or its mount target name",
+        "us-east-1b.fs-abcd1234.efs.us-east-1.amazonaws.com|names a mount target in us-east-1b, but"
+            + " the mount option az= is us-east-1a",
+        "s3files:fs-abcd1234.efs.us-east-1.amazonaws.com|an s3files: handle takes the file system"
+            + " id (fs-…)",
+      })
+  void aDnsNameHandleThatCannotBeMountedAsItSaysIsRefusedNamingWhy(String id, String why) {
+    DriverException e = fails(id, Map.of(), "az=us-east-1a");
+    assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind());
+    assertTrue(e.getMessage().startsWith("volume ID '" + id + "'"), e.getMessage());
+    assertTrue(e.getMessage().endsWith(why), e.getMessage());
+  }
+
+  @Test
   void proxyKeysAreSharedExactlyWhenTheProxyWouldBeTheSame() {
     String base = plan("fs-abcd1234:/a").proxyKey();
     // Another PV on the same file system, other subpath and NFS options: same proxy.

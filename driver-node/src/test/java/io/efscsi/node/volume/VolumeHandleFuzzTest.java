@@ -26,9 +26,14 @@ import java.util.regex.Pattern;
  */
 class VolumeHandleFuzzTest {
 
-  /** The documented forms: {@code [efs|s3files:]fs-id[:subpath[:fsap-id]]}. */
+  /**
+   * The documented forms: {@code [efs|s3files:]fs-id[:subpath[:fsap-id]]}, where fs-id may also be
+   * a DNS name {@code [label.]fs-id.domain} of DNS characters only (group 2, its id in group 3).
+   */
   private static final Pattern FORMS =
-      Pattern.compile("(?:(efs|s3files):)?(fs-[0-9a-f]{8,40})(?::([^:]*)(?::([^:]*))?)?");
+      Pattern.compile(
+          "(?:(efs|s3files):)?((?:[a-z0-9][a-z0-9-]*\\.)?(fs-[0-9a-f]{8,40})"
+              + "\\.[a-z0-9][a-z0-9.-]*[a-z0-9]|(fs-[0-9a-f]{8,40}))(?::([^:]*)(?::([^:]*))?)?");
 
   private static final Pattern ACCESS_POINT = Pattern.compile("fsap-[0-9a-f]{8,40}");
 
@@ -38,6 +43,7 @@ class VolumeHandleFuzzTest {
     "s3files:",
     "fs-0123456789abcdef",
     ":fsap-0123456789abcdef",
+    ".efs.us-east-1.amazonaws.com",
     "/..",
     "/./"
   })
@@ -62,10 +68,12 @@ class VolumeHandleFuzzTest {
     assertTrue(
         h.exportPath().startsWith("/") && !("/" + h.exportPath() + "/").contains("/../"),
         () -> "export path " + h.exportPath() + " of " + volumeId + " leaves the root");
+    h.dnsName()
+        .ifPresent(n -> assertTrue(n.matches("[a-z0-9.-]+") && n.contains(h.fileSystemId()), n));
     String typed =
         h.type().prefix()
             + ":"
-            + h.fileSystemId()
+            + h.dnsName().orElse(h.fileSystemId())
             + ":"
             + h.subPath()
             + ":"
@@ -80,17 +88,18 @@ class VolumeHandleFuzzTest {
     }
     VolumeHandle.Type type =
         "s3files".equals(m.group(1)) ? VolumeHandle.Type.S3FILES : VolumeHandle.Type.EFS;
-    String subPath = m.group(3) == null || m.group(3).isEmpty() ? "/" : m.group(3);
-    String ap = m.group(4) == null ? "" : m.group(4);
+    String subPath = m.group(5) == null || m.group(5).isEmpty() ? "/" : m.group(5);
+    String ap = m.group(6) == null ? "" : m.group(6);
     if (!ap.isEmpty() && !ACCESS_POINT.matcher(ap).matches()) {
       return Optional.empty();
     }
     return Optional.of(
         new VolumeHandle(
             type,
-            m.group(2),
+            m.group(3) != null ? m.group(3) : m.group(4),
             GoSyntax.cleanPath(subPath),
-            ap.isEmpty() ? Optional.empty() : Optional.of(ap)));
+            ap.isEmpty() ? Optional.empty() : Optional.of(ap),
+            Optional.ofNullable(m.group(3)).map(id -> m.group(2))));
   }
 
   /**

@@ -38,8 +38,55 @@ class VolumeHandleTest {
   void acceptsEveryGoForm(
       String id, VolumeHandle.Type type, String fs, String sub, String ap, String export) {
     VolumeHandle h = VolumeHandle.parse(id);
-    assertEquals(new VolumeHandle(type, fs, sub, Optional.ofNullable(ap)), h);
+    assertEquals(new VolumeHandle(type, fs, sub, Optional.ofNullable(ap), Optional.empty()), h);
     assertEquals(export, h.exportPath());
+  }
+
+  /**
+   * Mount-target DNS names in place of the id, as upstream v3.5.0's examples and tests use them.
+   */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      nullValues = "-",
+      value = {
+        "fs-9919e11b.efs.us-east-1.amazonaws.com|fs-9919e11b|/|-",
+        "us-east-1a.fs-9919e11b.efs.us-east-1.amazonaws.com|fs-9919e11b|/|-",
+        "fs-9919e11b.efs.us-east-1.amazonaws.com:/data|fs-9919e11b|/data|-",
+        "fs-9919e11b.efs.cn-north-1.amazonaws.com.cn::fsap-0123456789abcdef0|fs-9919e11b|/|fsap-0123456789abcdef0",
+        "efs:fs-9919e11b.efs.us-east-1.amazonaws.com|fs-9919e11b|/|-",
+        "fs-9919e11b.example.com|fs-9919e11b|/|-",
+      })
+  void acceptsAMountTargetDnsNameAsTheGoDriverV350Does(
+      String id, String fs, String sub, String ap) {
+    VolumeHandle h = VolumeHandle.parse(id);
+    assertEquals(fs, h.fileSystemId());
+    assertEquals(sub, h.subPath());
+    assertEquals(Optional.ofNullable(ap), h.accessPointId());
+    assertEquals(Optional.of(id.replaceFirst("^efs:", "").split(":")[0]), h.dnsName());
+  }
+
+  /** Only DNS characters after the id: no comma, space, '=' or slash can carry a mount option. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "'fs-9919e11b.efs.us-east-1.amazonaws.com,nolock'",
+        "'fs-9919e11b.efs.us-east-1.amazonaws.com ,vers=3'",
+        "fs-9919e11b.efs.us-east-1.amazonaws.com.",
+        "fs-9919e11b.",
+        "FS-9919E11B.EFS.US-EAST-1.AMAZONAWS.COM",
+        "a.b.fs-9919e11b.efs.us-east-1.amazonaws.com",
+        "-a.fs-9919e11b.efs.us-east-1.amazonaws.com",
+      })
+  void refusesADnsNameThatIsNotOneAsTheGoDriverDoes(String id) {
+    DriverException e = assertThrows(DriverException.class, () -> VolumeHandle.parse(id));
+    assertEquals(
+        "volume ID '"
+            + id
+            + "' is invalid: Expected a file system ID of the form"
+            + " 'fs-[0-9a-f]{8,40}'",
+        e.getMessage());
   }
 
   @ParameterizedTest(name = "{0}")
