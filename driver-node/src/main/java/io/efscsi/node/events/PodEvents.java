@@ -129,7 +129,9 @@ public final class PodEvents {
 
   private boolean onNode(String subject, Type type, String reason, String message) {
     Involved node = new Involved(NODE_EVENTS_NAMESPACE, "Node", null, nodeName, null, subject);
-    return post(node, type, reason, subject + ": " + message);
+    // an error message that already names its volume is not prefixed twice
+    String text = message.startsWith(subject + ":") ? message : subject + ": " + message;
+    return post(node, type, reason, text);
   }
 
   /**

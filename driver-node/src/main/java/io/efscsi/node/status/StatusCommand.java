@@ -14,10 +14,11 @@ import java.util.Map;
 
 /**
  * {@code efs-csi status [--json] [--state-dir DIR] [--proxy-cgroup-root DIR] [--mountinfo FILE]
- * [--timeout-ms N]} (defaults: the chart's {@code /var/run/efs-csi}, {@code /host/sys/fs/cgroup}
- * when present, else {@code /sys/fs/cgroup}, {@code /proc/self/mountinfo}, 500 ms): the node's
- * volumes and proxies, as a table or as JSON. Run inside the node pod ({@code kubectl exec … --
- * efs-csi status}). Exit codes: 0 shown, 1 cannot read, 2 bad flags.
+ * [--timeout-ms N]} (defaults: {@code $EFS_CSI_STATE_DIR}, which the chart sets to the node's state
+ * dir, else {@code /var/run/efs-csi}, {@code /host/sys/fs/cgroup} when present, else {@code
+ * /sys/fs/cgroup}, {@code /proc/self/mountinfo}, 500 ms): the node's volumes and proxies, as a
+ * table or as JSON. Run inside the node pod ({@code kubectl exec … -- efs-csi status}). Exit codes:
+ * 0 shown, 1 cannot read, 2 bad flags.
  */
 public final class StatusCommand {
 
@@ -26,9 +27,17 @@ public final class StatusCommand {
 
   private StatusCommand() {}
 
+  /** Where the node pod's state dir is when no flag says (the chart sets it to its value). */
+  public static final String STATE_DIR_ENV = "EFS_CSI_STATE_DIR";
+
   public static int run(List<String> args, PrintStream out, PrintStream err) {
+    return run(args, System.getenv(), out, err);
+  }
+
+  static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
     boolean json = false;
-    Path state = Path.of("/var/run/efs-csi");
+    String fromEnv = env.getOrDefault(STATE_DIR_ENV, "");
+    Path state = Path.of(fromEnv.isBlank() ? "/var/run/efs-csi" : fromEnv);
     // the chart mounts the host's cgroupfs here (the container's own /sys/fs/cgroup is its subtree)
     Path cgroupRoot =
         java.nio.file.Files.isDirectory(Path.of("/host/sys/fs/cgroup"))

@@ -130,6 +130,13 @@ class PodEventsTest {
   }
 
   @Test
+  void aMessageThatAlreadyNamesItsVolumeIsNotPrefixedTwice() {
+    events.recordOnVolumeHandle(
+        "fs-1", PodEvents.Type.Warning, "StageFailed", "volume fs-1: proxy cannot listen");
+    assertEquals("volume fs-1: proxy cannot listen", api.all().getLast().getMessage());
+  }
+
+  @Test
   void anEventGoneFromTheApiServerIsCreatedAgain() {
     pods.published(TARGET, WRITER);
     events.record(TARGET, PodEvents.Type.Warning, "ProxyRestarted", "restart 1");

@@ -187,4 +187,16 @@ class NodeStatusTest {
     assertEquals(1, StatusCommand.run(List.of("--state-dir", state.resolve("x").toString()), o, e));
     assertTrue(err.toString().contains("no state dir at " + state.resolve("x/proxies")));
   }
+
+  @Test
+  void theStateDirTheChartSetsIsTheDefaultAndTheFlagWins() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream e = new PrintStream(err, true);
+    PrintStream o = new PrintStream(new ByteArrayOutputStream(), true);
+    Map<String, String> env = Map.of(StatusCommand.STATE_DIR_ENV, state.resolve("env").toString());
+    assertEquals(1, StatusCommand.run(List.of(), env, o, e));
+    assertTrue(err.toString().contains("no state dir at " + state.resolve("env/proxies")));
+    assertEquals(1, StatusCommand.run(List.of("--state-dir=" + state.resolve("flag")), env, o, e));
+    assertTrue(err.toString().contains("no state dir at " + state.resolve("flag/proxies")));
+  }
 }
