@@ -189,6 +189,21 @@ class HelmUpstreamControllerValuesTest {
       assertTrue(oprov.getArgs().contains(a), a);
     }
     assertTrue(container(ppod, "csi-provisioner").getArgs().contains("--retry-interval-max=5m"));
+    // sidecars.csiProvisioner.env (upstream's chart since v3.5.0, its PR #1924): after ADDRESS
+    assertEquals(List.of("ADDRESS"), dprov.getEnv().stream().map(e -> e.getName()).toList());
+    Container proxied =
+        container(
+            pod(
+                render(
+                    "defaults",
+                    Map.of(
+                        "sidecars.csiProvisioner.env[0].name", "HTTPS_PROXY",
+                        "sidecars.csiProvisioner.env[0].value", "http://proxy.example:3128"))),
+            "csi-provisioner");
+    assertEquals(
+        List.of("ADDRESS", "HTTPS_PROXY"),
+        proxied.getEnv().stream().map(e -> e.getName()).toList());
+    assertEquals("http://proxy.example:3128", env(proxied).get("HTTPS_PROXY").getValue());
     // absent keys (null in all-off.yaml, controller on) leave the provisioner's own defaults
     List<String> bare =
         container(pod(render("all-off.yaml", Map.of("controller.create", true))), "csi-provisioner")
