@@ -148,6 +148,7 @@ public final class Main {
     }
     Logging.configure(common.verbosity());
     Logger log = LoggerFactory.getLogger(Main.class);
+    CommonOptions.klogWarnings(flags).forEach(log::warn);
     // Trap SIGTERM before the socket exists, so a stop that arrives during start-up is graceful.
     CountDownLatch stopRequested = new CountDownLatch(1);
     boolean trapped =

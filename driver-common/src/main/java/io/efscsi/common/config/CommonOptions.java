@@ -48,31 +48,77 @@ public record CommonOptions(
   /** The Go driver's default, kept for drop-in: {@code unix://tmp/csi.sock} is /tmp/csi.sock. */
   public static final String DEFAULT_ENDPOINT = "unix://tmp/csi.sock";
 
-  public static final List<Flag> FLAGS =
+  /**
+   * The flags klog's {@code InitFlags} registers in the Go binary beyond {@code -v} and {@code
+   * -logtostderr} (klog v2 as the Go driver v3.x vendors it): accepted so that a manifest or patch
+   * carrying one starts, each with its Go type; none has an effect here (the driver logs to stderr
+   * through Logback), and each one given is named once in a warning at start.
+   */
+  public static final List<Flag> KLOG_FLAGS =
       List.of(
-          Flag.string(
-              "endpoint",
-              DEFAULT_ENDPOINT,
-              "CSI endpoint: unix:///path, unix:/path or tcp://host:port"),
-          Flag.bool("version", false, "print the version as JSON and exit"),
-          Flag.string(
-              "http-endpoint",
-              "",
-              "address (host:port) for /healthz and Prometheus /metrics; off when empty"),
-          Flag.string("metrics-cert-file", "", "PEM certificate for HTTPS on --http-endpoint"),
-          Flag.string("metrics-key-file", "", "PEM (PKCS#8) key for HTTPS on --http-endpoint"),
-          Flag.string(
-              "metrics-auth",
-              "none",
-              "who may read /metrics: none (anyone who reaches the port) or kubernetes (HTTPS,"
-                  + " a bearer token allowed 'get' on the non-resource URL /metrics, checked with"
-                  + " TokenReview and SubjectAccessReview)"),
-          Flag.integer("v", 2, "log verbosity (klog levels: 0-3 info, 4-5 debug, 6+ trace)"),
-          Flag.bool(
-              "logtostderr", true, "accepted for klog compatibility; logs always go to stderr"),
-          Flag.bool("debug-logs", false, "debug logging (same as --v=5)"),
-          Flag.duration(
-              "shutdown-grace-period", "20s", "how long in-flight calls may run after SIGTERM"));
+          Flag.bool("alsologtostderr", false, "klog: accepted; logs always go to stderr"),
+          Flag.string("log_dir", "", "klog: accepted, no effect (logs go to stderr only)"),
+          Flag.string("log_file", "", "klog: accepted, no effect (logs go to stderr only)"),
+          Flag.integer("log_file_max_size", 1800, "klog: accepted, no effect"),
+          Flag.string("stderrthreshold", "INFO", "klog: accepted, no effect (all to stderr)"),
+          Flag.string("vmodule", "", "klog: accepted, no effect (use --v)"),
+          Flag.string("log_backtrace_at", "", "klog: accepted, no effect"),
+          Flag.bool("add_dir_header", false, "klog: accepted, no effect"),
+          Flag.bool("skip_headers", false, "klog: accepted, no effect"),
+          Flag.bool("skip_log_headers", false, "klog: accepted, no effect"),
+          Flag.bool("one_output", false, "klog: accepted, no effect"),
+          Flag.bool("legacy_stderr_threshold_behavior", true, "klog: accepted, no effect"));
+
+  /** One warning per klog flag given that has no effect here (logged once logging is set up). */
+  public static List<String> klogWarnings(Flags flags) {
+    return KLOG_FLAGS.stream()
+        .map(Flag::name)
+        .filter(flags::isSet)
+        .filter(n -> !n.equals("alsologtostderr"))
+        .map(n ->
+            "flag --"
+                + n
+                + " (klog) is accepted for the Go driver's manifests but has no"
+                + " effect: this driver logs to stderr at the level of --v")
+        .toList();
+  }
+
+  public static final List<Flag> FLAGS =
+      java.util.stream.Stream.concat(
+              List.of(
+                  Flag.string(
+                      "endpoint",
+                      DEFAULT_ENDPOINT,
+                      "CSI endpoint: unix:///path, unix:/path or tcp://host:port"),
+                  Flag.bool("version", false, "print the version as JSON and exit"),
+                  Flag.string(
+                      "http-endpoint",
+                      "",
+                      "address (host:port) for /healthz and Prometheus /metrics; off when empty"),
+                  Flag.string(
+                      "metrics-cert-file", "", "PEM certificate for HTTPS on --http-endpoint"),
+                  Flag.string(
+                      "metrics-key-file", "", "PEM (PKCS#8) key for HTTPS on --http-endpoint"),
+                  Flag.string(
+                      "metrics-auth",
+                      "none",
+                      "who may read /metrics: none (anyone who reaches the port) or kubernetes (HTTPS,"
+                          + " a bearer token allowed 'get' on the non-resource URL /metrics, checked with"
+                          + " TokenReview and SubjectAccessReview)"),
+                  Flag.integer(
+                      "v", 2, "log verbosity (klog levels: 0-3 info, 4-5 debug, 6+ trace)"),
+                  Flag.bool(
+                      "logtostderr",
+                      true,
+                      "accepted for klog compatibility; logs always go to stderr"),
+                  Flag.bool("debug-logs", false, "debug logging (same as --v=5)"),
+                  Flag.duration(
+                      "shutdown-grace-period",
+                      "20s",
+                      "how long in-flight calls may run after SIGTERM"))
+                  .stream(),
+              KLOG_FLAGS.stream())
+          .toList();
 
   /** Builds the options from parsed flags, checking combinations the flag parser cannot. */
   public static CommonOptions from(Flags flags) throws UsageException {

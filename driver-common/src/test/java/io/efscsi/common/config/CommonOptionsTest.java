@@ -26,6 +26,38 @@ class CommonOptionsTest {
     assertEquals(2, o.verbosity());
   }
 
+  /** Every flag klog's InitFlags gives the Go binary starts ours, in Go's syntaxes. */
+  @Test
+  void theGoBinarysKlogFlagsAreAcceptedAndTheIneffectiveOnesNamed() throws UsageException {
+    Flags f =
+        set.parse(
+            java.util.List.of(
+                "--alsologtostderr",
+                "-log_dir=/var/log/efs",
+                "--log_file",
+                "/var/log/efs/plugin.log",
+                "--log_file_max_size=100",
+                "--stderrthreshold=WARNING",
+                "--vmodule=node*=5",
+                "--log_backtrace_at=node.go:100",
+                "--add_dir_header",
+                "--skip_headers=true",
+                "--skip_log_headers",
+                "--one_output",
+                "--legacy_stderr_threshold_behavior=false",
+                "--v=4",
+                "--logtostderr=true"));
+    assertEquals(4, CommonOptions.from(f).verbosity());
+    java.util.List<String> warned = CommonOptions.klogWarnings(f);
+    assertEquals(11, warned.size(), warned.toString());
+    assertTrue(
+        warned.getFirst().startsWith("flag --log_dir (klog) is accepted"), warned.getFirst());
+    assertEquals(java.util.List.of(), CommonOptions.klogWarnings(set.parse(java.util.List.of())));
+    UsageException e =
+        assertThrows(UsageException.class, () -> set.parse(java.util.List.of("--log_fiel=x")));
+    assertTrue(e.getMessage().contains("log_fiel"), e.getMessage());
+  }
+
   @Test
   void httpEndpointAndDebugLogs() throws UsageException {
     CommonOptions o = of(Map.of("http-endpoint", "0.0.0.0:3301", "debug-logs", "true"));
