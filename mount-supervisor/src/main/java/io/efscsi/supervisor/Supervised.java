@@ -21,7 +21,16 @@ import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One proxy's lifecycle: launch, readiness, exit, restart with backoff, health, stop. */
+/**
+ * One proxy's lifecycle: launch, readiness, exit, restart with backoff, health, stop.
+ *
+ * <p>Over 400 lines because it holds two things under one lock: the lifecycle state machine (state,
+ * generation, retirement, restarts) and the launch itself (placement, config file, the readiness
+ * wait, describing an exit). They share the generation and state that keep a late exit or a stopped
+ * proxy from restarting anything, so they are split together with the back-pointer to {@link
+ * ProxySupervisor} (issue 28: the supervisor's parts get their collaborators passed in), with the
+ * kernel VM suite run on the result, not as a move on its own.
+ */
 final class Supervised {
 
   private static final Logger LOG = LoggerFactory.getLogger(Supervised.class);
