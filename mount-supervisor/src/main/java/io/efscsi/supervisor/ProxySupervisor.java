@@ -66,6 +66,7 @@ public final class ProxySupervisor implements AutoCloseable {
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().name("proxy-supervisor").daemon().factory());
   private volatile boolean started;
+  private volatile boolean closed;
   private final Restarts restarts = new Restarts();
 
   public ProxySupervisor(
@@ -485,10 +486,16 @@ public final class ProxySupervisor implements AutoCloseable {
   /** Stops the supervisor's own threads; the proxies keep running for the next one to adopt. */
   @Override
   public void close() {
+    closed = true; // from here a proxy's exit is the next supervisor's to see (it adopts it)
     scheduler.shutdownNow();
     started = false;
     // a restart in flight finishes (or gives up) before close returns
     restarts.close(java.time.Duration.ofSeconds(5));
+  }
+
+  /** Whether {@link #close} ran: this supervisor no longer writes anything for its proxies. */
+  boolean closed() {
+    return closed;
   }
 
   /** Runs a restart on a thread of its own unless the supervisor is closed. */

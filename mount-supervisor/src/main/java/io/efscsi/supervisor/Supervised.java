@@ -256,6 +256,12 @@ final class Supervised {
       if (gen != generation || state == State.STOPPING || state == State.STARTING) {
         return; // a stop, a start in progress (handled by awaitReady), or an old incarnation
       }
+      if (sup.closed()) {
+        // The proxy outlives a closed supervisor and is adopted by the next one, which may have
+        // stopped it and removed its files by now: writing its last exit here would leave a file
+        // nobody removes (TakeoverIT, a closed supervisor's child waiter firing late).
+        return;
+      }
       String why = describeExit(exitCode);
       lastExit = Optional.of(why);
       files.writeLastExit(sup.clock().millis(), why);

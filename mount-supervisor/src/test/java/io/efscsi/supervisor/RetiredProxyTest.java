@@ -44,16 +44,20 @@ class RetiredProxyTest {
         return new ProxyLauncher.Started(p.pid(), Optional.of(p));
       };
 
-  final ProcessTable processes =
-      FakeProcesses.table(
-          alive::containsKey,
-          1,
-          (pid, force) -> {
-            SlowProcess p = alive.remove(pid);
-            if (p != null) {
-              p.exit.complete(p);
-            }
-          });
+  final ProcessTable processes = signalling(alive);
+
+  /** A process table of {@code alive}, in which a signal ends the process (and its waiter). */
+  static ProcessTable signalling(Map<Long, SlowProcess> alive) {
+    return FakeProcesses.table(
+        alive::containsKey,
+        1,
+        (pid, force) -> {
+          SlowProcess p = alive.remove(pid);
+          if (p != null) {
+            p.exit.complete(p);
+          }
+        });
+  }
 
   @Test
   void aRestartInFlightWhenTheReconcilerStopsTheProxyLaunchesNothingMore() throws Exception {

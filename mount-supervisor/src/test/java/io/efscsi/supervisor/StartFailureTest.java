@@ -61,6 +61,17 @@ class StartFailureTest {
         new ProxySupervisor.Listener() {});
   }
 
+  /** A proxy without TLS or BindClientToPartition (what it forwards to does not matter here). */
+  static ProxyConfig plainConfig() {
+    return ProxyConfig.fromMap(
+        Map.of(
+            "listen.port", "1",
+            "upstream.host", "127.0.0.1",
+            "upstream.port", "2049",
+            "tls", "false",
+            "bind.protocol", "none"));
+  }
+
   /** A process table in which no process is alive (the launched ones have exited). */
   static final ProcessTable NO_PROCESSES =
       new ProcessTable() {
@@ -157,14 +168,7 @@ class StartFailureTest {
             Clock.systemUTC(),
             new ProxySupervisor.Listener() {})) {
       sup.start();
-      ProxyConfig config =
-          ProxyConfig.fromMap(
-              Map.of(
-                  "listen.port", "1",
-                  "upstream.host", "127.0.0.1",
-                  "upstream.port", "2049",
-                  "tls", "false",
-                  "bind.protocol", "none"));
+      ProxyConfig config = plainConfig();
       ProxyStartException e =
           assertThrows(ProxyStartException.class, () -> sup.ensure("fs-1", config, "stage"));
       assertEquals(ProxyStartException.Reason.BIND_FAILED, e.reason());
