@@ -1,7 +1,7 @@
 package io.efscsi.launcher;
 
-import io.efscsi.supervisor.mounts.MountInfo;
-import io.efscsi.supervisor.mounts.ProcMountTable;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.ProcMountTable;
 import io.efscsi.supervisor.state.ProxyRecord;
 import io.efscsi.supervisor.state.StateStore;
 import java.io.IOException;

@@ -3,6 +3,8 @@ package io.efscsi.launcher;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -66,11 +68,60 @@ class LayeringTest {
         .resideInAnyPackage(
             "io.efscsi.supervisor..",
             "io.efscsi.proxy.config..",
+            "io.efscsi.proxy.json..",
             "java..",
             "javax..",
             "jnr..",
             "org.slf4j..")
         .allowEmptyShould(true)
+        .check(all);
+  }
+
+  /**
+   * The node plugin uses the supervisor through its face: the service, its config, lease, status
+   * and listener types and its factory (the top-level package), the host layer (mounts, the mount
+   * table, commands) and the read-only view of its state. How proxies are launched, placed in
+   * cgroups, recorded and reconciled stays inside.
+   */
+  @Test
+  void nodeUsesTheSupervisorThroughItsFaceOnly() {
+    noClasses()
+        .that()
+        .resideInAPackage("io.efscsi.node..")
+        .should()
+        .dependOnClassesThat(
+            JavaClass.Predicates.resideInAPackage("io.efscsi.supervisor..")
+                .and(
+                    DescribedPredicate.not(
+                        JavaClass.Predicates.resideInAnyPackage(
+                            "io.efscsi.supervisor",
+                            "io.efscsi.supervisor.host",
+                            "io.efscsi.supervisor.status"))))
+        .because("node sees the supervisor's face only (issue 28)")
+        .check(all);
+  }
+
+  /**
+   * The supervisor builds its parts and passes them what they need (a {@code ProxyContext}); no
+   * part holds the supervisor itself, so arrows inside the module run one way. Only the factory on
+   * real adapters ({@code Supervisors}) and the supervisor's own nested types name it.
+   */
+  @Test
+  void noPartOfTheSupervisorReachesBackToIt() {
+    noClasses()
+        .that()
+        .resideInAPackage("io.efscsi.supervisor..")
+        .and()
+        .doNotHaveFullyQualifiedName("io.efscsi.supervisor.ProxySupervisor")
+        .and()
+        .doNotHaveFullyQualifiedName("io.efscsi.supervisor.Supervisors")
+        .and(
+            DescribedPredicate.not(
+                JavaClass.Predicates.belongToAnyOf(io.efscsi.supervisor.ProxySupervisor.class)))
+        .should()
+        .dependOnClassesThat()
+        .haveFullyQualifiedName("io.efscsi.supervisor.ProxySupervisor")
+        .because("the supervisor's parts get their collaborators passed in (issue 28)")
         .check(all);
   }
 

@@ -5,17 +5,17 @@ import io.efscsi.common.error.DriverException;
 import io.efscsi.node.cloud.FixedNodeMetadata;
 import io.efscsi.node.iam.ClientCertificates;
 import io.efscsi.node.iam.SdkCredentialsProviders;
-import io.efscsi.node.mount.CommandMounter;
-import io.efscsi.node.mount.MountPoints;
-import io.efscsi.node.mount.Mounter;
 import io.efscsi.node.volume.InetAddressHostResolver;
 import io.efscsi.node.volume.MountPlan;
 import io.efscsi.node.volume.MountPlanner;
 import io.efscsi.node.volume.MountTargetLookup;
 import io.efscsi.node.volume.MountTargetResolver;
 import io.efscsi.supervisor.ProxySupervisor;
-import io.efscsi.supervisor.mounts.ProcMountTable;
-import io.efscsi.supervisor.process.Commands;
+import io.efscsi.supervisor.host.CommandMounter;
+import io.efscsi.supervisor.host.Commands;
+import io.efscsi.supervisor.host.MountPoints;
+import io.efscsi.supervisor.host.Mounter;
+import io.efscsi.supervisor.host.ProcMountTable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -194,7 +194,9 @@ public final class DirectoryCleanup implements AutoCloseable {
                   o.config().withStateDir(stateDir),
                   o.cgroupMode(),
                   o.cgroupRoot(),
-                  o.cgroupParent()));
+                  o.cgroupParent()),
+              mounter,
+              new ProxySupervisor.Listener() {});
       s.start();
       supervisor = s;
     }

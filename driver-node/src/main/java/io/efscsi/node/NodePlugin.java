@@ -8,9 +8,6 @@ import io.efscsi.node.cloud.NodeMetadata;
 import io.efscsi.node.events.PodEvents;
 import io.efscsi.node.events.ProxyEvents;
 import io.efscsi.node.events.PublishedPods;
-import io.efscsi.node.mount.CommandMounter;
-import io.efscsi.node.mount.MountPoints;
-import io.efscsi.node.mount.Mounter;
 import io.efscsi.node.takeover.Takeover;
 import io.efscsi.node.volume.AwsMountTargetLookup;
 import io.efscsi.node.volume.InetAddressHostResolver;
@@ -22,12 +19,13 @@ import io.efscsi.node.volume.VolumeHandle;
 import io.efscsi.supervisor.PortAllocator;
 import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
-import io.efscsi.supervisor.cgroup.CgroupDetector;
-import io.efscsi.supervisor.cgroup.CgroupPlacer;
-import io.efscsi.supervisor.mounts.CommandUnmounter;
-import io.efscsi.supervisor.mounts.ProcMountTable;
-import io.efscsi.supervisor.process.JavaProxyLauncher;
-import io.efscsi.supervisor.process.ProcProcessTable;
+import io.efscsi.supervisor.Supervisors;
+import io.efscsi.supervisor.host.CommandMounter;
+import io.efscsi.supervisor.host.MountPoints;
+import io.efscsi.supervisor.host.MountTable;
+import io.efscsi.supervisor.host.Mounter;
+import io.efscsi.supervisor.host.ProcMountTable;
+import io.efscsi.supervisor.host.Unmounter;
 import io.grpc.BindableService;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
@@ -62,6 +60,8 @@ public final class NodePlugin implements Plugin {
   private final NodeService service;
   private final AwsMountTargetLookup lookup;
   private final NodeCloud cloud;
+  private final Mounter mounter;
+  private final MountTable mountTable = new ProcMountTable(ProcMountTable.SELF);
   private static final Duration RETRY = Duration.ofSeconds(2);
 
   private volatile ProxySupervisor supervisor;
@@ -92,8 +92,8 @@ public final class NodePlugin implements Plugin {
                     DriverException.unavailable(
                         "the node plugin is starting: its proxy supervisor has not adopted"
                             + " the state dir yet"));
-    MountPoints mounts = new MountPoints(new ProcMountTable(ProcMountTable.SELF));
-    Mounter mounter =
+    MountPoints mounts = new MountPoints(mountTable);
+    this.mounter =
         new CommandMounter(options.nfsMountCommand(), MOUNT_TIMEOUT, options.unmountTimeout());
     StagingMounts staging =
         new StagingMounts(supervisors, mounter, mounts, cloud.certificates(), UNMOUNT_WAIT);
@@ -206,11 +206,11 @@ public final class NodePlugin implements Plugin {
     String lastReason = null;
     while (!closed) {
       try {
-        ProxySupervisor s = newSupervisor(options.supervisor(), proxyEvents());
+        ProxySupervisor s = newSupervisor(options.supervisor(), mounter, proxyEvents());
         s.start();
         MeterRegistry r = registry;
         if (r != null) {
-          volumeMetrics = SupervisorMetrics.bind(s, new ProcMountTable(ProcMountTable.SELF), r);
+          volumeMetrics = SupervisorMetrics.bind(s, mountTable, r);
         }
         supervisor = s;
         try {
@@ -249,7 +249,7 @@ public final class NodePlugin implements Plugin {
     Takeover t =
         new Takeover(
             options.takeover(),
-            new ProcMountTable(ProcMountTable.SELF),
+            mountTable,
             port -> !PortAllocator.loopbackBindable(port),
             cloud.takeoverCertificates(s::certificateDir),
             cloud.takeoverEvents(),
@@ -302,35 +302,16 @@ public final class NodePlugin implements Plugin {
     if (e.isEmpty()) {
       return new ProxySupervisor.Listener() {};
     }
-    ProxyEvents p = new ProxyEvents(e.get(), new ProcMountTable(ProcMountTable.SELF));
+    ProxyEvents p = new ProxyEvents(e.get(), mountTable);
     proxyEventsSender = p;
     return p;
   }
 
-  /** The real adapters; only here. */
-  static ProxySupervisor newSupervisor(SupervisorOptions o) throws java.io.IOException {
-    return newSupervisor(o, new ProxySupervisor.Listener() {});
-  }
-
-  static ProxySupervisor newSupervisor(SupervisorOptions o, ProxySupervisor.Listener listener)
+  /** The supervisor on this host's real adapters; only here. */
+  static ProxySupervisor newSupervisor(
+      SupervisorOptions o, Unmounter unmounter, ProxySupervisor.Listener listener)
       throws java.io.IOException {
-    CgroupPlacer placer =
-        CgroupDetector.choose(
-            o.cgroupMode(),
-            o.cgroupRoot(),
-            o.cgroupParent(),
-            "systemd-run",
-            Path.of("/run/systemd/system"));
-    return new ProxySupervisor(
-        o.config(),
-        placer,
-        new JavaProxyLauncher(JavaProxyLauncher.currentJava(), home(), "setsid"),
-        new ProcProcessTable(),
-        new ProcMountTable(ProcMountTable.SELF),
-        new CommandUnmounter("umount", Duration.ofSeconds(10)),
-        PortAllocator::loopbackBindable,
-        Clock.systemUTC(),
-        listener);
+    return Supervisors.onThisHost(o.config(), o.cgroups(), home(), unmounter, listener);
   }
 
   /** The distribution root: {@code efscsi.home} (set by bin/efs-csi), else from our jar's place. */

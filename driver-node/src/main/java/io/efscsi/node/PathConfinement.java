@@ -1,7 +1,7 @@
 package io.efscsi.node;
 
 import io.efscsi.common.error.DriverException;
-import io.efscsi.node.mount.MountPoints;
+import io.efscsi.supervisor.host.MountPoints;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;

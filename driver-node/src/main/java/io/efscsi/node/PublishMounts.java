@@ -1,9 +1,9 @@
 package io.efscsi.node;
 
 import io.efscsi.common.error.DriverException;
-import io.efscsi.node.mount.MountPoints;
-import io.efscsi.node.mount.Mounter;
-import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.MountPoints;
+import io.efscsi.supervisor.host.Mounter;
 import java.io.IOException;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;

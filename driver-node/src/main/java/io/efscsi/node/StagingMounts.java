@@ -1,21 +1,20 @@
 package io.efscsi.node;
 
 import io.efscsi.common.error.DriverException;
-import io.efscsi.node.mount.MountPoints;
-import io.efscsi.node.mount.Mounter;
 import io.efscsi.node.volume.MountPlan;
-import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.proxy.config.ProxyConfig.BindProtocol;
+import io.efscsi.supervisor.ProxySpec;
 import io.efscsi.supervisor.ProxyStartException;
 import io.efscsi.supervisor.ProxySupervisor;
-import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.MountPoints;
+import io.efscsi.supervisor.host.Mounter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -96,7 +95,7 @@ public final class StagingMounts {
     }
     ProxySupervisor.Lease l;
     try {
-      l = supervisors.get().ensure(plan.proxyKey(), proxyConfig(plan), user);
+      l = supervisors.get().ensure(plan.proxyKey(), proxySpec(plan), user);
     } catch (ProxyStartException e) {
       throw switch (e.reason()) {
         case CONFIG -> DriverException.invalidArgument("volume %s: %s", volumeId, e.getMessage());
@@ -161,24 +160,24 @@ public final class StagingMounts {
     }
   }
 
-  /** The proxy's configuration for a plan (port and control socket are the supervisor's). */
-  ProxyConfig proxyConfig(MountPlan plan) throws IOException {
-    Map<String, String> m = new LinkedHashMap<>();
-    m.put(ProxyConfig.Keys.LISTEN_PORT, "1");
-    m.put(ProxyConfig.Keys.UPSTREAM_HOST, plan.upstreamHost());
-    m.put(ProxyConfig.Keys.UPSTREAM_PORT, Integer.toString(plan.upstreamPort()));
-    m.put(ProxyConfig.Keys.TLS, Boolean.toString(plan.tls()));
-    m.put(ProxyConfig.Keys.SERVER_NAME, plan.serverName());
-    m.put(ProxyConfig.Keys.VERIFY_HOSTNAME, Boolean.toString(plan.verifyHostname()));
-    plan.caFile().ifPresent(ca -> m.put(ProxyConfig.Keys.CA_FILE, ca.toString()));
+  /** What the plan's proxy forwards to (port and control socket are the supervisor's). */
+  ProxySpec proxySpec(MountPlan plan) throws IOException {
+    Optional<ProxySpec.ClientCertificate> certificate = Optional.empty();
     if (plan.tls()) {
       Path dir = supervisors.get().certificateDir();
-      Optional<ClientCertificateSource.Files> cert = certificates.forPlan(plan, dir);
-      cert.ifPresent(c -> {
-        m.put(ProxyConfig.Keys.CERT_FILE, c.certificate().toString());
-        m.put(ProxyConfig.Keys.KEY_FILE, c.privateKey().toString());
-      });
+      certificate =
+          certificates
+              .forPlan(plan, dir)
+              .map(c -> new ProxySpec.ClientCertificate(c.certificate(), c.privateKey()));
     }
-    return ProxyConfig.fromMap(m);
+    return new ProxySpec(
+        plan.upstreamHost(),
+        plan.upstreamPort(),
+        plan.tls(),
+        plan.serverName(),
+        plan.verifyHostname(),
+        plan.caFile(),
+        certificate,
+        BindProtocol.AWSFILE_V3);
   }
 }

@@ -4,7 +4,7 @@ import io.efscsi.node.metrics.VolumeMetrics;
 import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
 import io.efscsi.supervisor.SupervisorStats;
-import io.efscsi.supervisor.mounts.MountTable;
+import io.efscsi.supervisor.host.MountTable;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

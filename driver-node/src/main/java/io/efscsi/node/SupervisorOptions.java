@@ -4,8 +4,7 @@ import io.efscsi.common.config.Flag;
 import io.efscsi.common.config.Flags;
 import io.efscsi.common.config.UsageException;
 import io.efscsi.supervisor.SupervisorConfig;
-import io.efscsi.supervisor.cgroup.CgroupDetector;
-import io.efscsi.supervisor.cgroup.Limits;
+import io.efscsi.supervisor.Supervisors;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -51,6 +50,11 @@ public record SupervisorOptions(
               "60s",
               "how long a starting proxy may take to answer before it is killed and retried"));
 
+  /** Where the proxies' cgroups go, as the supervisor takes it. */
+  public Supervisors.Cgroups cgroups() {
+    return new Supervisors.Cgroups(cgroupMode, cgroupRoot, cgroupParent);
+  }
+
   /** Defaults for a state dir (the demo and tests). */
   public static SupervisorOptions defaults(Path stateDir) {
     return new SupervisorOptions(
@@ -75,8 +79,8 @@ public record SupervisorOptions(
       throw invalid(range, "proxy-port-range", "ports 1024-65535 with lower <= upper");
     }
     String mode = flags.string("proxy-cgroup").strip().toLowerCase(Locale.ROOT);
-    if (!CgroupDetector.MODES.contains(mode)) {
-      throw invalid(mode, "proxy-cgroup", "one of " + String.join(", ", CgroupDetector.MODES));
+    if (!Supervisors.Cgroups.MODES.contains(mode)) {
+      throw invalid(mode, "proxy-cgroup", "one of " + String.join(", ", Supervisors.Cgroups.MODES));
     }
     String parent = flags.string("proxy-cgroup-parent").strip();
     if (!parent.matches("[A-Za-z0-9._/-]+") || parent.contains("..") || parent.startsWith("/")) {
@@ -100,7 +104,7 @@ public record SupervisorOptions(
     SupervisorConfig d = SupervisorConfig.defaults(stateDir);
     SupervisorConfig c =
         d.withPorts(lower, upper)
-            .withLimits(new Limits(memory, (int) pids))
+            .withLimits(memory, (int) pids)
             .withTimings(reconcile, grace, d.absentReads(), health)
             .withStartTimeout(startTimeout);
     return new SupervisorOptions(

@@ -1,8 +1,8 @@
 package io.efscsi.node;
 
 import io.efscsi.common.error.DriverException;
-import io.efscsi.node.mount.MountPoints;
-import io.efscsi.node.mount.Mounter;
+import io.efscsi.supervisor.host.MountPoints;
+import io.efscsi.supervisor.host.Mounter;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.efscsi.node;
 
-import io.efscsi.supervisor.process.Commands;
+import io.efscsi.supervisor.host.Commands;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;

@@ -1,10 +1,10 @@
 package io.efscsi.node;
 
 import io.efscsi.common.error.DriverException;
-import io.efscsi.node.mount.MountPoints;
 import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
-import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.MountPoints;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Optional;

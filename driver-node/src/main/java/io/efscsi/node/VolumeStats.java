@@ -1,7 +1,7 @@
 package io.efscsi.node;
 
 import io.efscsi.common.error.DriverException;
-import io.efscsi.supervisor.process.Commands;
+import io.efscsi.supervisor.host.Commands;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

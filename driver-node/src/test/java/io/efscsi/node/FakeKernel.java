@@ -1,8 +1,8 @@
 package io.efscsi.node;
 
-import io.efscsi.node.mount.Mounter;
-import io.efscsi.supervisor.mounts.MountInfo;
-import io.efscsi.supervisor.mounts.MountTable;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.MountTable;
+import io.efscsi.supervisor.host.Mounter;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -12,7 +12,7 @@ import io.efscsi.csi.v1.NodeUnpublishVolumeRequest;
 import io.efscsi.csi.v1.NodeUnstageVolumeRequest;
 import io.efscsi.csi.v1.VolumeCapability;
 import io.efscsi.node.cloud.FixedNodeMetadata;
-import io.efscsi.node.mount.MountPoints;
+import io.efscsi.supervisor.host.MountPoints;
 import io.grpc.stub.StreamObserver;
 import java.nio.file.Files;
 import java.nio.file.Path;

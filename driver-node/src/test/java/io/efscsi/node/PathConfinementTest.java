@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.common.error.DriverException;
-import io.efscsi.node.mount.MountPoints;
+import io.efscsi.supervisor.host.MountPoints;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

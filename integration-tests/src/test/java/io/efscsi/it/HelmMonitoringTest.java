@@ -18,7 +18,7 @@ import io.efscsi.supervisor.ProxySupervisor;
 import io.efscsi.supervisor.ProxyUsage;
 import io.efscsi.supervisor.SupervisorConfig;
 import io.efscsi.supervisor.cgroup.CgroupDetector;
-import io.efscsi.supervisor.mounts.MountTable;
+import io.efscsi.supervisor.host.MountTable;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;

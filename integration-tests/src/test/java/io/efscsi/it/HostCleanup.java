@@ -1,6 +1,6 @@
 package io.efscsi.it;
 
-import io.efscsi.supervisor.mounts.ProcMountTable;
+import io.efscsi.supervisor.host.ProcMountTable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

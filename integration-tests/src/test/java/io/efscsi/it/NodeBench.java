@@ -7,7 +7,7 @@ import io.efscsi.csi.v1.NodeUnpublishVolumeRequest;
 import io.efscsi.csi.v1.NodeUnstageVolumeRequest;
 import io.efscsi.csi.v1.ProbeRequest;
 import io.efscsi.csi.v1.VolumeCapability;
-import io.efscsi.supervisor.mounts.ProcMountTable;
+import io.efscsi.supervisor.host.ProcMountTable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

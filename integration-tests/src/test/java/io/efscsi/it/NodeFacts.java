@@ -1,6 +1,6 @@
 package io.efscsi.it;
 
-import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.host.MountInfo;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;

@@ -3,8 +3,8 @@ package io.efscsi.it;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.csi.v1.VolumeCapability;
-import io.efscsi.supervisor.mounts.MountInfo;
-import io.efscsi.supervisor.mounts.ProcMountTable;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.ProcMountTable;
 import io.grpc.StatusRuntimeException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -13,7 +13,7 @@ import io.efscsi.csi.v1.NodeUnpublishVolumeRequest;
 import io.efscsi.csi.v1.NodeUnstageVolumeRequest;
 import io.efscsi.csi.v1.VolumeCapability;
 import io.efscsi.csi.v1.VolumeCapability.AccessMode.Mode;
-import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.host.MountInfo;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.InputStream;

@@ -192,7 +192,7 @@ abstract class SupervisorFixture {
     String text = bytes.toString();
     List<java.util.Map<?, ?>> proxies = new ArrayList<>();
     if (args.contains("--json")) {
-      var m = (java.util.Map<?, ?>) io.efscsi.supervisor.state.Json.parse(text);
+      var m = (java.util.Map<?, ?>) io.efscsi.proxy.json.Json.parse(text);
       ((List<?>) m.get("proxies")).forEach(p -> proxies.add((java.util.Map<?, ?>) p));
     }
     return new StatusRun(text, ms, proxies);

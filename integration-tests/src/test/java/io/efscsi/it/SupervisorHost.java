@@ -2,6 +2,7 @@ package io.efscsi.it;
 
 import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.supervisor.PortAllocator;
+import io.efscsi.supervisor.ProxySpec;
 import io.efscsi.supervisor.ProxyStartException;
 import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
@@ -9,11 +10,11 @@ import io.efscsi.supervisor.SupervisorConfig;
 import io.efscsi.supervisor.SupervisorStats;
 import io.efscsi.supervisor.cgroup.CgroupDetector;
 import io.efscsi.supervisor.cgroup.Limits;
-import io.efscsi.supervisor.mounts.CommandUnmounter;
-import io.efscsi.supervisor.mounts.MountInfoParser;
-import io.efscsi.supervisor.mounts.MountTable;
-import io.efscsi.supervisor.mounts.ProcMountTable;
-import io.efscsi.supervisor.mounts.Unmounter;
+import io.efscsi.supervisor.host.CommandMounter;
+import io.efscsi.supervisor.host.MountInfoParser;
+import io.efscsi.supervisor.host.MountTable;
+import io.efscsi.supervisor.host.ProcMountTable;
+import io.efscsi.supervisor.host.Unmounter;
 import io.efscsi.supervisor.process.JavaProxyLauncher;
 import io.efscsi.supervisor.process.ProcProcessTable;
 import java.io.BufferedReader;
@@ -67,7 +68,8 @@ public final class SupervisorHost {
             : new ProcMountTable(mountinfo);
     Unmounter unmounter =
         mountinfo.toString().equals("self")
-            ? new CommandUnmounter("umount", Duration.ofSeconds(10))
+            ? new CommandMounter(
+                List.of("mount", "-t", "nfs4"), Duration.ofSeconds(10), Duration.ofSeconds(10))
             : mountPoint -> fakeUnmount(mountinfo, state.resolve("unmounts.log"), mountPoint);
     PortAllocator.BindProbe probe =
         a.getOrDefault("probe", "real").equals("always")
@@ -115,7 +117,8 @@ public final class SupervisorHost {
               int eq = w[i].indexOf('=');
               keys.put(w[i].substring(0, eq), w[i].substring(eq + 1));
             }
-            out.println("ok " + sup.ensure(w[1], ProxyConfig.fromMap(keys), w[3]).port());
+            out.println(
+                "ok " + sup.ensure(w[1], ProxySpec.of(ProxyConfig.fromMap(keys)), w[3]).port());
           }
           case "release" -> {
             sup.release(w[1], w[2]);

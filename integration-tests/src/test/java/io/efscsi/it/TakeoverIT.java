@@ -18,7 +18,7 @@ import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
 import io.efscsi.supervisor.SupervisorConfig;
 import io.efscsi.supervisor.cgroup.NoCgroupPlacer;
-import io.efscsi.supervisor.mounts.ProcMountTable;
+import io.efscsi.supervisor.host.ProcMountTable;
 import io.efscsi.supervisor.process.JavaProxyLauncher;
 import io.efscsi.supervisor.process.ProcProcessTable;
 import java.nio.file.Files;

@@ -1,8 +1,10 @@
 package io.efscsi.supervisor;
 
 import io.efscsi.supervisor.cgroup.Placement;
+import io.efscsi.supervisor.host.MountPresence;
 import io.efscsi.supervisor.process.ProcessTable;
 import io.efscsi.supervisor.state.ProxyRecord;
+import io.efscsi.supervisor.state.StateStore;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,18 +24,40 @@ final class Adoption {
 
   private static final Logger LOG = LoggerFactory.getLogger(Adoption.class);
 
-  private final ProxySupervisor sup;
+  private final ProxyContext ctx;
+  private final StateStore store;
+  private final PortAllocator ports;
+  private final MountPresence presence;
+  private final Map<String, Supervised> byKey;
+  private final Object lock;
+  private final ProxyContext.Fleet fleet;
 
-  Adoption(ProxySupervisor sup) {
-    this.sup = sup;
+  /**
+   * @param byKey the supervisor's proxies by key, filled here under {@code lock}
+   * @param lock the supervisor's lock, which guards {@code byKey}
+   */
+  Adoption(
+      ProxyContext ctx,
+      StateStore store,
+      PortAllocator ports,
+      MountPresence presence,
+      Map<String, Supervised> byKey,
+      Object lock,
+      ProxyContext.Fleet fleet) {
+    this.ctx = ctx;
+    this.store = store;
+    this.ports = ports;
+    this.presence = presence;
+    this.byKey = byKey;
+    this.lock = lock;
+    this.fleet = fleet;
   }
 
   void run() throws IOException {
     List<Supervised> toRestart = new ArrayList<>();
     List<Supervised> unwanted = new ArrayList<>();
-    synchronized (sup) {
-      Map<String, Supervised> byKey = sup.byKey();
-      for (ProxyRecord r : sup.store().list()) {
+    synchronized (lock) {
+      for (ProxyRecord r : store.list()) {
         if (byKey.containsKey(r.key())) {
           LOG.error(
               "two state records for key {}; keeping port {}, dropping {}",
@@ -42,22 +66,22 @@ final class Adoption {
               r.port());
           // its group goes first: a record is deleted only once nothing it names is left
           Placement dropped = placementOf(r);
-          killAll(dropped, sup.processes(), "dropped record " + r.id());
+          killAll(dropped, ctx.processes(), "dropped record " + r.id());
           dropped.remove();
-          sup.store().delete(r.id());
+          store.delete(r.id());
           continue;
         }
-        sup.ports().hold(r.port());
-        sup.presence().watch(r.port());
-        Supervised s = new Supervised(sup, r, placementOf(r));
+        ports.hold(r.port());
+        presence.watch(r.port());
+        Supervised s = new Supervised(ctx, r, placementOf(r));
         byKey.put(r.key(), s);
         if (s.adoptIfAlive()) {
-          sup.stats().adopted.incrementAndGet();
+          ctx.stats().adopted.incrementAndGet();
           LOG.info("adopted proxy for port {} (pid {}, key {})", r.port(), r.pid(), r.key());
         } else {
           killAll(
               s.placement(),
-              sup.processes(),
+              ctx.processes(),
               "proxy for port "
                   + r.port()
                   + ": started by a plugin that stopped before recording it");
@@ -71,7 +95,7 @@ final class Adoption {
       }
     }
     for (Supervised s : toRestart) {
-      sup.stats().adoptionRestarts.incrementAndGet();
+      ctx.stats().adoptionRestarts.incrementAndGet();
       s.restartNow("was not running when the supervisor started");
     }
     finishInterruptedReleases(unwanted);
@@ -84,12 +108,12 @@ final class Adoption {
    */
   private Placement placementOf(ProxyRecord r) {
     if (!r.cgroup().isEmpty()) {
-      return sup.placer().existing(r.cgroup());
+      return ctx.placer().existing(r.cgroup());
     }
     try {
-      return sup.placer().place(r.id(), sup.config().limits());
+      return ctx.placer().place(r.id(), ctx.config().limits());
     } catch (IOException | RuntimeException e) {
-      return sup.placer().existing(r.cgroup());
+      return ctx.placer().existing(r.cgroup());
     }
   }
 
@@ -103,7 +127,7 @@ final class Adoption {
     if (unwanted.isEmpty()) {
       return;
     }
-    Set<Integer> mounted = sup.mountedPorts();
+    Set<Integer> mounted = fleet.mountedPorts();
     for (Supervised s : unwanted) {
       if (mounted.contains(s.port())) {
         LOG.info(
@@ -116,7 +140,7 @@ final class Adoption {
               + " finishing the release",
           s.port());
       s.stop();
-      sup.forget(s);
+      fleet.forget(s);
     }
   }
 

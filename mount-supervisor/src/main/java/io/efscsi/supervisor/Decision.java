@@ -1,6 +1,6 @@
 package io.efscsi.supervisor;
 
-import io.efscsi.supervisor.mounts.MountPresence;
+import io.efscsi.supervisor.host.MountPresence;
 
 /** The reconciler's one decision table. */
 public enum Decision {

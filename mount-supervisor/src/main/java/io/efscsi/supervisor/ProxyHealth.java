@@ -18,14 +18,14 @@ final class ProxyHealth {
   static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(2);
 
   private final Supervised proxy;
-  private final ProxySupervisor sup;
+  private final ProxyContext ctx;
   private int statusFailures;
   private int pingFailures;
   private boolean upstreamHealthy = true;
 
-  ProxyHealth(Supervised proxy, ProxySupervisor sup) {
+  ProxyHealth(Supervised proxy, ProxyContext ctx) {
     this.proxy = proxy;
-    this.sup = sup;
+    this.ctx = ctx;
   }
 
   /** A fresh process: nothing failed yet. */
@@ -60,7 +60,7 @@ final class ProxyHealth {
     }
     try {
       String answer =
-          ControlClient.ask(proxy.controlSocket(), "ping", sup.config().healthInterval());
+          ControlClient.ask(proxy.controlSocket(), "ping", ctx.config().healthInterval());
       if (!answer.startsWith("ok")) {
         throw new IOException(answer);
       }
@@ -80,7 +80,7 @@ final class ProxyHealth {
       return true;
     }
     int n;
-    int limit = control ? 2 : sup.config().pingFailuresBeforeRestart();
+    int limit = control ? 2 : ctx.config().pingFailuresBeforeRestart();
     synchronized (this) {
       n = control ? ++statusFailures : ++pingFailures;
       if (!control) {
@@ -97,12 +97,12 @@ final class ProxyHealth {
     if (n < limit) {
       return false;
     }
-    sup.stats().healthRestarts.incrementAndGet();
+    ctx.stats().healthRestarts.incrementAndGet();
     LOG.error(
         "proxy for port {} is unhealthy; killing pid {} so it restarts",
         proxy.port(),
         pid.getAsLong());
-    sup.processes().signal(pid.getAsLong(), true);
+    ctx.processes().signal(pid.getAsLong(), true);
     return true;
   }
 }

@@ -1,11 +1,10 @@
 package io.efscsi.supervisor;
 
-import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
-import io.efscsi.supervisor.mounts.MountInfo;
-import io.efscsi.supervisor.mounts.MountPresence;
-import io.efscsi.supervisor.mounts.MountTable;
-import io.efscsi.supervisor.mounts.Unmounter;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.MountPresence;
+import io.efscsi.supervisor.host.MountTable;
+import io.efscsi.supervisor.host.Unmounter;
 import io.efscsi.supervisor.process.ProcessTable;
 import io.efscsi.supervisor.process.ProxyLauncher;
 import io.efscsi.supervisor.state.ProxyRecord;
@@ -30,6 +29,12 @@ import org.slf4j.LoggerFactory;
  * stays the same across restarts. Survives its own death: everything it needs to adopt the proxies
  * again is in the state dir. {@link #ensure} and {@link #release} are what NodeStage and
  * NodeUnstage call; the reconciler and health checks run on their own.
+ *
+ * <p>Over 400 lines because it is the module's one service: every public call (ensure, takeOver,
+ * release, status, usage, reconcileNow, stop and close) with the lock that keeps the key, port and
+ * user tables consistent between them, plus building its parts and their {@link ProxyContext}. The
+ * parts (one {@link Supervised} per proxy, {@link Adoption}, {@link Reconciler}, {@link
+ * ProxyHealth}) are classes of their own that never reach back here.
  */
 public final class ProxySupervisor implements AutoCloseable {
 
@@ -60,6 +65,8 @@ public final class ProxySupervisor implements AutoCloseable {
   private final PortAllocator ports;
   private final MountPresence presence;
   private final Reconciler reconciler;
+  private final ProxyContext context;
+  private final ProxyContext.Fleet fleet;
   private final SupervisorStats stats = new SupervisorStats();
   private final Map<String, Supervised> byKey = new LinkedHashMap<>();
   private final ScheduledExecutorService scheduler =
@@ -90,57 +97,56 @@ public final class ProxySupervisor implements AutoCloseable {
     this.listener = listener;
     this.ports = new PortAllocator(config.portLower(), config.portUpper(), probe);
     this.presence = new MountPresence(config.absentReads(), config.mountGrace(), clock);
-    this.reconciler = new Reconciler(this, unmounter);
-  }
+    this.context =
+        new ProxyContext(
+            config,
+            store.dir(),
+            placer,
+            launcher,
+            processes,
+            clock,
+            listener,
+            scheduler,
+            stats,
+            new ProxyContext.Owner() {
+              @Override
+              public void writeRecord(ProxyRecord r) throws IOException {
+                ProxySupervisor.this.writeRecord(r);
+              }
 
-  // ---- wiring for Supervised and Reconciler ----
-  SupervisorConfig config() {
-    return config;
-  }
+              @Override
+              public void reconcileSoon() {
+                ProxySupervisor.this.reconcileSoon();
+              }
 
-  StateStore store() {
-    return store;
-  }
+              @Override
+              public void runRestart(Runnable restart) {
+                ProxySupervisor.this.runRestart(restart);
+              }
 
-  CgroupPlacer placer() {
-    return placer;
-  }
+              @Override
+              public boolean closed() {
+                return closed;
+              }
+            });
+    this.fleet =
+        new ProxyContext.Fleet() {
+          @Override
+          public List<Supervised> all() {
+            return ProxySupervisor.this.all();
+          }
 
-  ProxyLauncher launcher() {
-    return launcher;
-  }
+          @Override
+          public void forget(Supervised s) {
+            ProxySupervisor.this.forget(s);
+          }
 
-  ProcessTable processes() {
-    return processes;
-  }
-
-  Clock clock() {
-    return clock;
-  }
-
-  Listener listener() {
-    return listener;
-  }
-
-  ScheduledExecutorService scheduler() {
-    return scheduler;
-  }
-
-  MountPresence presence() {
-    return presence;
-  }
-
-  MountTable mountTable() {
-    return mountTable;
-  }
-
-  PortAllocator ports() {
-    return ports;
-  }
-
-  /** The proxies by key; callers hold this supervisor's lock. */
-  Map<String, Supervised> byKey() {
-    return byKey;
+          @Override
+          public Set<Integer> mountedPorts() throws IOException {
+            return ProxySupervisor.this.mountedPorts();
+          }
+        };
+    this.reconciler = new Reconciler(context, mountTable, presence, unmounter, fleet);
   }
 
   public SupervisorStats stats() {
@@ -161,7 +167,7 @@ public final class ProxySupervisor implements AutoCloseable {
    * Adoption}), runs a first reconcile and starts the periodic work.
    */
   public void start() throws IOException {
-    new Adoption(this).run();
+    new Adoption(context, store, ports, presence, byKey, this, fleet).run();
     reconcileNow();
     long every = config.reconcileInterval().toMillis();
     scheduler.scheduleWithFixedDelay(this::reconcileQuietly, every, every, TimeUnit.MILLISECONDS);
@@ -187,13 +193,13 @@ public final class ProxySupervisor implements AutoCloseable {
    * one of its users. Returns once the proxy answers on its control socket; throws when it cannot
    * come up (the caller must not mount).
    */
-  public Lease ensure(String key, ProxyConfig proxyConfig, String user) throws IOException {
+  public Lease ensure(String key, ProxySpec spec, String user) throws IOException {
     Supervised s;
     boolean fresh = false;
     synchronized (this) {
       s = byKey.get(key);
       if (s == null) {
-        s = create(key, proxyConfig, user);
+        s = create(key, spec, user);
         fresh = true;
       } else {
         Set<String> users = new HashSet<>(s.record().users());
@@ -216,8 +222,8 @@ public final class ProxySupervisor implements AutoCloseable {
     return awaitExisting(s);
   }
 
-  private Supervised create(String key, ProxyConfig proxyConfig, String user) throws IOException {
-    return register(key, ports.allocate(mountedPorts()), proxyConfig, Set.of(user));
+  private Supervised create(String key, ProxySpec spec, String user) throws IOException {
+    return register(key, ports.allocate(mountedPorts()), spec, Set.of(user));
   }
 
   /**
@@ -228,7 +234,7 @@ public final class ProxySupervisor implements AutoCloseable {
    * the port is not taken from the allocator's range, but the allocator never hands it out while a
    * mount carries it.
    */
-  public Lease takeOver(String key, int port, ProxyConfig proxyConfig, Set<String> users)
+  public Lease takeOver(String key, int port, ProxySpec spec, Set<String> users)
       throws IOException {
     Supervised s;
     synchronized (this) {
@@ -243,7 +249,7 @@ public final class ProxySupervisor implements AutoCloseable {
             "something still listens on 127.0.0.1:" + port + "; not taking it over");
       }
       ports.hold(port);
-      s = register(key, port, proxyConfig, users);
+      s = register(key, port, spec, users);
     }
     try {
       s.launchAndAwait();
@@ -256,13 +262,10 @@ public final class ProxySupervisor implements AutoCloseable {
     return new Lease(key, port);
   }
 
-  private Supervised register(String key, int port, ProxyConfig proxyConfig, Set<String> users)
+  private Supervised register(String key, int port, ProxySpec spec, Set<String> users)
       throws IOException {
     String id = "proxy-" + port;
-    Map<String, String> cfg = new LinkedHashMap<>(proxyConfig.toMap());
-    cfg.put(ProxyConfig.Keys.LISTEN_PORT, Integer.toString(port));
-    cfg.put(ProxyConfig.Keys.CONTROL_SOCKET, store.dir().resolve(id + ".sock").toString());
-    ProxyConfig.fromMap(cfg); // validates
+    Map<String, String> cfg = spec.config(port, store.dir().resolve(id + ".sock")).toMap();
     ProxyRecord r = new ProxyRecord(id, key, port, 0, 0, "", cfg, users, 0, clock.millis());
     try {
       writeRecord(r);
@@ -271,7 +274,7 @@ public final class ProxySupervisor implements AutoCloseable {
       throw e;
     }
     presence.watch(port);
-    Supervised s = new Supervised(this, r, placer.existing("none:"));
+    Supervised s = new Supervised(context, r, placer.existing("none:"));
     byKey.put(key, s);
     LOG.info("proxy for key {} gets port {}", key, port);
     return s;
@@ -491,11 +494,6 @@ public final class ProxySupervisor implements AutoCloseable {
     started = false;
     // a restart in flight finishes (or gives up) before close returns
     restarts.close(java.time.Duration.ofSeconds(5));
-  }
-
-  /** Whether {@link #close} ran: this supervisor no longer writes anything for its proxies. */
-  boolean closed() {
-    return closed;
   }
 
   /** Runs a restart on a thread of its own unless the supervisor is closed. */

@@ -1,8 +1,8 @@
 package io.efscsi.supervisor;
 
+import io.efscsi.proxy.json.Json;
 import io.efscsi.supervisor.cgroup.Placement;
 import io.efscsi.supervisor.process.ControlClient;
-import io.efscsi.supervisor.state.Json;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,8 +1,9 @@
 package io.efscsi.supervisor;
 
-import io.efscsi.supervisor.mounts.MountInfo;
-import io.efscsi.supervisor.mounts.MountPresence;
-import io.efscsi.supervisor.mounts.Unmounter;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.MountPresence;
+import io.efscsi.supervisor.host.MountTable;
+import io.efscsi.supervisor.host.Unmounter;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,22 +26,32 @@ public final class Reconciler {
   /** What one pass did. */
   public record Report(Map<Decision, Integer> decisions, int mounts, long nanos) {}
 
-  private final ProxySupervisor sup;
+  private final ProxyContext ctx;
+  private final MountTable mountTable;
+  private final MountPresence presence;
   private final Unmounter unmounter;
+  private final ProxyContext.Fleet fleet;
 
-  Reconciler(ProxySupervisor sup, Unmounter unmounter) {
-    this.sup = sup;
+  Reconciler(
+      ProxyContext ctx,
+      MountTable mountTable,
+      MountPresence presence,
+      Unmounter unmounter,
+      ProxyContext.Fleet fleet) {
+    this.ctx = ctx;
+    this.mountTable = mountTable;
+    this.presence = presence;
     this.unmounter = unmounter;
+    this.fleet = fleet;
   }
 
   /** One pass; serialised (the periodic pass and an on-demand one never interleave). */
   public synchronized Report pass() throws IOException {
     long t0 = System.nanoTime();
-    List<MountInfo> table = sup.mountTable().read();
-    MountPresence presence = sup.presence();
+    List<MountInfo> table = mountTable.read();
     presence.observe(table);
     Map<Decision, Integer> counts = new EnumMap<>(Decision.class);
-    List<Supervised> all = sup.all();
+    List<Supervised> all = fleet.all();
     java.util.Set<String> users = new java.util.HashSet<>();
     all.forEach(s -> users.addAll(s.record().users()));
     for (Supervised s : all) {
@@ -51,8 +62,8 @@ public final class Reconciler {
       apply(s, d, presence.mounts(s.port()));
     }
     long nanos = System.nanoTime() - t0;
-    sup.stats().reconcilePasses.incrementAndGet();
-    sup.stats().lastReconcileNanos.set(nanos);
+    ctx.stats().reconcilePasses.incrementAndGet();
+    ctx.stats().lastReconcileNanos.set(nanos);
     return new Report(counts, table.size(), nanos);
   }
 
@@ -78,11 +89,11 @@ public final class Reconciler {
       case STOP_AND_RELEASE -> {
         LOG.info("proxy for port {} has had no mount for the grace period; stopping it", port);
         s.stop();
-        sup.forget(s);
+        fleet.forget(s);
       }
       case RELEASE -> {
         LOG.info("proxy for port {} is down and has no mount; releasing the port", port);
-        sup.forget(s);
+        fleet.forget(s);
       }
     }
   }
@@ -101,7 +112,7 @@ public final class Reconciler {
     }
     List<MountInfo> left;
     try {
-      left = MountPresence.byPort(sup.mountTable().read()).getOrDefault(port, List.of());
+      left = MountPresence.byPort(mountTable.read()).getOrDefault(port, List.of());
     } catch (IOException e) {
       LOG.error("cannot re-read the mount table; port {} stays held: {}", port, e.getMessage());
       return;
@@ -116,9 +127,9 @@ public final class Reconciler {
             port);
       }
     }
-    sup.stats().orphanUnmounts.addAndGet(gone.size());
+    ctx.stats().orphanUnmounts.addAndGet(gone.size());
     if (!gone.isEmpty()) {
-      sup.listener().orphanUnmounted(port, gone);
+      ctx.listener().orphanUnmounted(port, gone);
     }
     if (!left.isEmpty()) {
       LOG.error(
@@ -127,6 +138,6 @@ public final class Reconciler {
           left.size());
       return;
     }
-    sup.forget(s);
+    fleet.forget(s);
   }
 }

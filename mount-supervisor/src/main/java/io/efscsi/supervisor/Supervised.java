@@ -27,16 +27,16 @@ import org.slf4j.LoggerFactory;
  * <p>Over 400 lines because it holds two things under one lock: the lifecycle state machine (state,
  * generation, retirement, restarts) and the launch itself (placement, config file, the readiness
  * wait, describing an exit). They share the generation and state that keep a late exit or a stopped
- * proxy from restarting anything, so they are split together with the back-pointer to {@link
- * ProxySupervisor} (issue 28: the supervisor's parts get their collaborators passed in), with the
- * kernel VM suite run on the result, not as a move on its own.
+ * proxy from restarting anything; a split must keep both under one lock and is to be made with the
+ * kernel VM suite run on the result, not as a move on its own. What it needs from the supervisor
+ * comes in its {@link ProxyContext}.
  */
 final class Supervised {
 
   private static final Logger LOG = LoggerFactory.getLogger(Supervised.class);
   private static final int CRASH_LOOP_ATTEMPTS = 5;
 
-  private final ProxySupervisor sup;
+  private final ProxyContext ctx;
   private final ProxyFiles files;
   private ProxyRecord record;
   private Placement placement;
@@ -61,13 +61,13 @@ final class Supervised {
    */
   private boolean retired;
 
-  Supervised(ProxySupervisor sup, ProxyRecord record, Placement placement) {
-    this.sup = sup;
-    this.files = new ProxyFiles(sup.store().dir(), record.id(), sup.config().logMaxBytes());
+  Supervised(ProxyContext ctx, ProxyRecord record, Placement placement) {
+    this.ctx = ctx;
+    this.files = new ProxyFiles(ctx.proxiesDir(), record.id(), ctx.config().logMaxBytes());
     this.record = record;
     this.placement = placement;
-    this.health = new ProxyHealth(this, sup);
-    SupervisorConfig c = sup.config();
+    this.health = new ProxyHealth(this, ctx);
+    SupervisorConfig c = ctx.config();
     this.backoff = new Backoff(c.backoffInitial(), c.backoffMax(), c.backoffReset());
   }
 
@@ -98,16 +98,16 @@ final class Supervised {
 
   synchronized void setUsers(Set<String> users) throws IOException {
     record = record.withUsers(users);
-    sup.writeRecord(record);
+    ctx.owner().writeRecord(record);
   }
 
   /** Adopts a live process found in the state dir: no restart. */
   synchronized boolean adoptIfAlive() {
-    if (!sup.processes().alive(record.pid(), record.startTicks())) {
+    if (!ctx.processes().alive(record.pid(), record.startTicks())) {
       return false;
     }
     state = State.RUNNING;
-    startedAt = sup.clock().instant();
+    startedAt = ctx.clock().instant();
     oomBaseline = placement.oomKills();
     generation++;
     try {
@@ -136,7 +136,7 @@ final class Supervised {
       gen = ++generation;
       state = State.STARTING;
       try {
-        placement = sup.placer().place(record.id(), sup.config().limits());
+        placement = ctx.placer().place(record.id(), ctx.config().limits());
       } catch (IOException | RuntimeException e) {
         state = State.DOWN;
         throw new ProxyStartException(
@@ -150,22 +150,22 @@ final class Supervised {
         // the group first: a plugin that dies between the launch and the record of its pid leaves
         // a process the next one finds there (Adoption)
         record = record.withProcess(0, 0, placement.describe());
-        sup.writeRecord(record);
-        started = sup.launcher().start(configFile(), files.log(), placement);
+        ctx.owner().writeRecord(record);
+        started = ctx.launcher().start(configFile(), files.log(), placement);
       } catch (IOException | RuntimeException e) {
         state = State.DOWN;
         throw new ProxyStartException(
             Reason.FAILED, "cannot start the proxy for port " + port() + ": " + e.getMessage());
       }
-      OptionalLong ticks = sup.processes().startTicks(started.pid());
+      OptionalLong ticks = ctx.processes().startTicks(started.pid());
       record = record.withProcess(started.pid(), ticks.orElse(0), placement.describe());
       child = started.child();
-      startedAt = sup.clock().instant();
+      startedAt = ctx.clock().instant();
       oomBaseline = placement.oomKills();
       health.reset();
-      sup.stats().launches.incrementAndGet();
+      ctx.stats().launches.incrementAndGet();
       try {
-        sup.writeRecord(record);
+        ctx.owner().writeRecord(record);
       } catch (IOException e) {
         LOG.error("cannot write the state record of proxy {}: {}", record.id(), e.getMessage());
       }
@@ -178,12 +178,12 @@ final class Supervised {
   }
 
   private void awaitReady(long gen, ProxyLauncher.Started started) throws ProxyStartException {
-    long deadline = System.nanoTime() + sup.config().startTimeout().toNanos();
+    long deadline = System.nanoTime() + ctx.config().startTimeout().toNanos();
     while (System.nanoTime() < deadline) {
       Optional<Integer> exit = started.child().filter(p -> !p.isAlive()).map(Process::exitValue);
       if (exit.isEmpty()
           && started.child().isEmpty()
-          && !sup.processes().alive(started.pid(), record().startTicks())) {
+          && !ctx.processes().alive(started.pid(), record().startTicks())) {
         exit = Optional.of(-1);
       }
       if (exit.isPresent()) {
@@ -202,7 +202,7 @@ final class Supervised {
         sleep(Duration.ofMillis(25));
       }
     }
-    sup.processes().signal(started.pid(), true);
+    ctx.processes().signal(started.pid(), true);
     synchronized (this) {
       state = State.DOWN;
       if (gen == generation) {
@@ -214,7 +214,7 @@ final class Supervised {
         "proxy for port "
             + port()
             + " did not answer within "
-            + sup.config().startTimeout().toMillis()
+            + ctx.config().startTimeout().toMillis()
             + " ms; "
             + logTail());
   }
@@ -224,14 +224,14 @@ final class Supervised {
       if (gen == generation) {
         state = State.DOWN;
         lastExit = Optional.of(describeExit(exit));
-        files.writeLastExit(sup.clock().millis(), lastExit.get());
+        files.writeLastExit(ctx.clock().millis(), lastExit.get());
         // The caller handles this failure (ensure forgets the proxy, restart() backs off); the
         // process's own onExit, which may run after this, must not schedule a second restart.
         generation++;
       }
     }
     if (exit == ProxyStartException.EXIT_BIND_FAILED) {
-      sup.stats().bindFailures.incrementAndGet();
+      ctx.stats().bindFailures.incrementAndGet();
     }
     return ProxyStartException.forExit(exit, port(), describeExit(exit), logTail());
   }
@@ -256,7 +256,7 @@ final class Supervised {
       if (gen != generation || state == State.STOPPING || state == State.STARTING) {
         return; // a stop, a start in progress (handled by awaitReady), or an old incarnation
       }
-      if (sup.closed()) {
+      if (ctx.owner().closed()) {
         // The proxy outlives a closed supervisor and is adopted by the next one, which may have
         // stopped it and removed its files by now: writing its last exit here would leave a file
         // nobody removes (TakeoverIT, a closed supervisor's child waiter firing late).
@@ -264,12 +264,12 @@ final class Supervised {
       }
       String why = describeExit(exitCode);
       lastExit = Optional.of(why);
-      files.writeLastExit(sup.clock().millis(), why);
+      files.writeLastExit(ctx.clock().millis(), why);
       state = State.DOWN;
       child = Optional.empty();
       LOG.warn("proxy for port {} (key {}) {}", port(), record.key(), why);
       if (!record.wanted()) {
-        sup.reconcileSoon();
+        ctx.owner().reconcileSoon();
         return;
       }
       scheduleRestart(why);
@@ -280,7 +280,7 @@ final class Supervised {
     if (retired) {
       return;
     }
-    Duration delay = backoff.next(startedAt, sup.clock().instant());
+    Duration delay = backoff.next(startedAt, ctx.clock().instant());
     state = State.BACKOFF;
     long gen = generation;
     if (backoff.attempts() >= CRASH_LOOP_ATTEMPTS && !crashLooping) {
@@ -290,13 +290,13 @@ final class Supervised {
           port(),
           backoff.attempts(),
           why);
-      sup.listener().crashLooping(record.key(), port(), why);
+      ctx.listener().crashLooping(record.key(), port(), why);
     }
     try {
       pendingRestart =
-          sup.scheduler()
+          ctx.scheduler()
               .schedule(
-                  () -> sup.runRestart(() -> restart(gen, why)),
+                  () -> ctx.owner().runRestart(() -> restart(gen, why)),
                   delay.toMillis(),
                   TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.RejectedExecutionException closed) {
@@ -311,8 +311,8 @@ final class Supervised {
       }
       record = record.restarted();
     }
-    sup.stats().restarts.incrementAndGet();
-    sup.listener().restarted(record().key(), port(), why, record().restarts());
+    ctx.stats().restarts.incrementAndGet();
+    ctx.listener().restarted(record().key(), port(), why, record().restarts());
     try {
       launchAndAwait();
     } catch (ProxyStartException e) {
@@ -339,7 +339,7 @@ final class Supervised {
       state = State.BACKOFF;
       gen = ++generation;
     }
-    sup.runRestart(() -> restart(gen, why));
+    ctx.owner().runRestart(() -> restart(gen, why));
   }
 
   private String describeExit(int code) {
@@ -349,9 +349,9 @@ final class Supervised {
       // memory.oom.group=1 the kernel (6.1, seen in KernelReliabilityIT) counts the victim
       // twice in memory.events oom_kill, once as the victim and once as a group member.
       oomKills++;
-      sup.stats().oomKills.incrementAndGet();
+      ctx.stats().oomKills.incrementAndGet();
       oomBaseline = now;
-      sup.listener().oomKilled(record.key(), port());
+      ctx.listener().oomKilled(record.key(), port());
       return "was OOM-killed (cgroup " + placement.describe() + " oom_kill=" + now + ")";
     }
     if (code < 0) {
@@ -376,7 +376,7 @@ final class Supervised {
     if (state != State.RUNNING) {
       return false;
     }
-    if (child.isEmpty() && !sup.processes().alive(record.pid(), record.startTicks())) {
+    if (child.isEmpty() && !ctx.processes().alive(record.pid(), record.startTicks())) {
       exited(generation, -1);
       return false;
     }
@@ -395,7 +395,7 @@ final class Supervised {
       if (state != State.RUNNING || child.isPresent()) {
         return;
       }
-      if (sup.processes().alive(record.pid(), record.startTicks())) {
+      if (ctx.processes().alive(record.pid(), record.startTicks())) {
         return;
       }
       gen = generation;
@@ -415,19 +415,19 @@ final class Supervised {
       pid = record.pid();
       ticks = record.startTicks();
     }
-    boolean wasAlive = sup.processes().alive(pid, ticks);
-    if (sup.processes().terminate(pid, ticks, sup.config().stopTimeout())) {
+    boolean wasAlive = ctx.processes().alive(pid, ticks);
+    if (ctx.processes().terminate(pid, ticks, ctx.config().stopTimeout())) {
       LOG.warn(
           "proxy pid {} ignored SIGTERM for {} ms; killed it",
           pid,
-          sup.config().stopTimeout().toMillis());
+          ctx.config().stopTimeout().toMillis());
     }
     synchronized (this) {
       state = State.DOWN;
       record = record.withProcess(0, 0, record.cgroup());
     }
     if (wasAlive) {
-      sup.stats().stopped.incrementAndGet();
+      ctx.stats().stopped.incrementAndGet();
     }
   }
 
@@ -512,12 +512,12 @@ final class Supervised {
     if (crashLooping
         && state == State.RUNNING
         && startedAt != null
-        && Duration.between(startedAt, now).compareTo(sup.config().backoffReset()) >= 0) {
+        && Duration.between(startedAt, now).compareTo(ctx.config().backoffReset()) >= 0) {
       crashLooping = false;
       LOG.info(
           "proxy for port {} has been healthy for {} s; no longer crash-looping",
           port(),
-          sup.config().backoffReset().toSeconds());
+          ctx.config().backoffReset().toSeconds());
     }
   }
 

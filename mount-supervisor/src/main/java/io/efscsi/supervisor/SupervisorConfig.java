@@ -80,6 +80,11 @@ public record SupervisorConfig(
     return with(b -> b.limits = l);
   }
 
+  /** Each proxy's cgroup limits: memory in bytes and tasks, 0 for none. */
+  public SupervisorConfig withLimits(long memoryBytes, int pids) {
+    return withLimits(new Limits(memoryBytes, pids));
+  }
+
   public SupervisorConfig withTimings(
       Duration reconcile, Duration grace, int reads, Duration health) {
     return with(b -> {

@@ -2,7 +2,6 @@ package io.efscsi.supervisor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.supervisor.cgroup.NoCgroupPlacer;
 import io.efscsi.supervisor.process.ProcessTable;
 import io.efscsi.supervisor.process.ProxyLauncher;
@@ -63,7 +62,7 @@ class ClosedSupervisorTest {
             Clock.systemUTC(),
             new ProxySupervisor.Listener() {});
     sup.start();
-    ProxyConfig config = StartFailureTest.plainConfig();
+    ProxySpec config = StartFailureTest.plainConfig();
     assertEquals(20070, sup.ensure("fs-1", config, "stage").port());
     sup.close(); // the plugin stops; its proxy runs on
 

@@ -5,12 +5,12 @@ import static io.efscsi.supervisor.Decision.RELEASE;
 import static io.efscsi.supervisor.Decision.RESTART;
 import static io.efscsi.supervisor.Decision.STOP_AND_RELEASE;
 import static io.efscsi.supervisor.Decision.UNMOUNT_THEN_RELEASE;
-import static io.efscsi.supervisor.mounts.MountPresence.State.ABSENT;
-import static io.efscsi.supervisor.mounts.MountPresence.State.PRESENT;
-import static io.efscsi.supervisor.mounts.MountPresence.State.UNSURE;
+import static io.efscsi.supervisor.host.MountPresence.State.ABSENT;
+import static io.efscsi.supervisor.host.MountPresence.State.PRESENT;
+import static io.efscsi.supervisor.host.MountPresence.State.UNSURE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.efscsi.supervisor.mounts.MountPresence;
+import io.efscsi.supervisor.host.MountPresence;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
 import io.efscsi.supervisor.cgroup.NoCgroupPlacer;
-import io.efscsi.supervisor.mounts.MountInfoParser;
+import io.efscsi.supervisor.host.MountInfoParser;
 import io.efscsi.supervisor.state.ProxyRecord;
 import io.efscsi.supervisor.state.StateStore;
 import java.nio.file.Path;

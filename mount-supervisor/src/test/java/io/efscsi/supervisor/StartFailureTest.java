@@ -3,7 +3,6 @@ package io.efscsi.supervisor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.supervisor.cgroup.NoCgroupPlacer;
 import io.efscsi.supervisor.process.ProcessTable;
 import io.efscsi.supervisor.process.ProxyLauncher;
@@ -13,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
@@ -47,7 +45,7 @@ class StartFailureTest {
       Path state,
       io.efscsi.supervisor.cgroup.CgroupPlacer placer,
       ProcessTable processes,
-      io.efscsi.supervisor.mounts.MountTable mounts)
+      io.efscsi.supervisor.host.MountTable mounts)
       throws java.io.IOException {
     return new ProxySupervisor(
         SupervisorConfig.defaults(state).withPorts(20049, 20060),
@@ -62,14 +60,8 @@ class StartFailureTest {
   }
 
   /** A proxy without TLS or BindClientToPartition (what it forwards to does not matter here). */
-  static ProxyConfig plainConfig() {
-    return ProxyConfig.fromMap(
-        Map.of(
-            "listen.port", "1",
-            "upstream.host", "127.0.0.1",
-            "upstream.port", "2049",
-            "tls", "false",
-            "bind.protocol", "none"));
+  static ProxySpec plainConfig() {
+    return ProxySpec.plain("127.0.0.1", 2049);
   }
 
   /** A process table in which no process is alive (the launched ones have exited). */
@@ -168,7 +160,7 @@ class StartFailureTest {
             Clock.systemUTC(),
             new ProxySupervisor.Listener() {})) {
       sup.start();
-      ProxyConfig config = plainConfig();
+      ProxySpec config = plainConfig();
       ProxyStartException e =
           assertThrows(ProxyStartException.class, () -> sup.ensure("fs-1", config, "stage"));
       assertEquals(ProxyStartException.Reason.BIND_FAILED, e.reason());

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.supervisor.cgroup.NoCgroupPlacer;
 import io.efscsi.supervisor.process.ProcessTable;
 import io.efscsi.supervisor.process.ProxyLauncher;
@@ -13,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,14 +34,7 @@ class TakeOverTest {
       };
   final ProcessTable processes = StartFailureTest.NO_PROCESSES;
 
-  static final ProxyConfig CONFIG =
-      ProxyConfig.fromMap(
-          Map.of(
-              "listen.port", "20417",
-              "upstream.host", "127.0.0.1",
-              "upstream.port", "2049",
-              "tls", "false",
-              "bind.protocol", "none"));
+  static final ProxySpec CONFIG = ProxySpec.plain("127.0.0.1", 2049);
 
   ProxySupervisor supervisor(PortAllocator.BindProbe probe) throws Exception {
     return new ProxySupervisor(

@@ -2,6 +2,7 @@ package io.efscsi.proxy;
 
 import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.proxy.control.ControlServer;
+import io.efscsi.proxy.json.Json;
 import io.efscsi.proxy.rpc.RecordFramer;
 import io.efscsi.proxy.tls.TlsContexts;
 import io.netty.bootstrap.ServerBootstrap;
@@ -170,7 +171,7 @@ public final class ProxyServer implements AutoCloseable {
     m.put("direct_memory_limit_bytes", io.netty.util.internal.PlatformDependent.maxDirectMemory());
     m.put("uptime_seconds", (System.nanoTime() - startedNanos) / 1_000_000_000L);
     m.putAll(metrics.snapshot());
-    return Json.object(m);
+    return Json.line(m);
   }
 
   public EventLoopGroup group() {

@@ -1,8 +1,8 @@
 package io.efscsi.node.events;
 
 import io.efscsi.supervisor.ProxySupervisor;
-import io.efscsi.supervisor.mounts.MountInfo;
-import io.efscsi.supervisor.mounts.MountTable;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.MountTable;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;

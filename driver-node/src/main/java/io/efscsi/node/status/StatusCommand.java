@@ -1,8 +1,9 @@
 package io.efscsi.node.status;
 
-import io.efscsi.supervisor.mounts.ProcMountTable;
-import io.efscsi.supervisor.process.ProcProcessTable;
-import io.efscsi.supervisor.state.Json;
+import io.efscsi.node.metrics.VolumeMetrics;
+import io.efscsi.proxy.json.Json;
+import io.efscsi.supervisor.host.ProcMountTable;
+import io.efscsi.supervisor.status.StateView;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -86,16 +87,10 @@ public final class StatusCommand {
         default -> throw new IllegalStateException(flag);
       }
     }
-    NodeStatus.Report report;
+    StateView.Report report;
     try {
       report =
-          new NodeStatus(
-                  state,
-                  cgroupRoot,
-                  new ProcMountTable(mountinfo),
-                  new ProcProcessTable(),
-                  Duration.ofMillis(timeoutMs))
-              .read();
+          StateView.onThisHost(state, cgroupRoot, mountinfo, Duration.ofMillis(timeoutMs)).read();
     } catch (Exception e) {
       err.println("efs-csi status: " + e.getMessage());
       return 1;
@@ -106,14 +101,14 @@ public final class StatusCommand {
   }
 
   /** The JSON form: stable field names for scripts (docs/troubleshooting.md). */
-  static String json(NodeStatus.Report r) {
+  static String json(StateView.Report r) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("stateDir", r.stateDir().toString());
     List<Object> proxies = new ArrayList<>();
-    for (NodeStatus.Proxy p : r.proxies()) {
+    for (StateView.Proxy p : r.proxies()) {
       Map<String, Object> e = new LinkedHashMap<>();
       e.put("id", p.id());
-      e.put("volume", p.volume());
+      e.put("volume", VolumeMetrics.volume(p.key()));
       e.put("key", p.key());
       e.put("port", (long) p.port());
       e.put("pid", p.pid());
@@ -135,7 +130,7 @@ public final class StatusCommand {
     }
     m.put("proxies", proxies);
     List<Object> orphans = new ArrayList<>();
-    for (NodeStatus.Orphan o : r.mountsWithoutProxy()) {
+    for (StateView.Orphan o : r.mountsWithoutProxy()) {
       Map<String, Object> e = new LinkedHashMap<>();
       e.put("port", (long) o.port());
       e.put("mountPoint", o.mountPoint());
@@ -147,7 +142,7 @@ public final class StatusCommand {
   }
 
   /** The table: one line per proxy, its users and mounts indented below it. */
-  static String table(NodeStatus.Report r) {
+  static String table(StateView.Report r) {
     StringBuilder sb = new StringBuilder();
     String fmt = "%-6s %-28s %-8s %-8s %-9s %-9s %-8s %-4s %-21s %-6s %s%n";
     sb.append(
@@ -165,13 +160,13 @@ public final class StatusCommand {
             "UPSTREAM",
             "TLS",
             "CGROUP"));
-    for (NodeStatus.Proxy p : r.proxies()) {
+    for (StateView.Proxy p : r.proxies()) {
       sb.append(
           String.format(
               Locale.ROOT,
               fmt,
               p.port(),
-              p.volume(),
+              VolumeMetrics.volume(p.key()),
               p.pid(),
               p.error().isPresent() && !p.alive() ? "error" : p.alive() ? "running" : "down",
               bytes(p.memoryCurrent()),
@@ -192,7 +187,7 @@ public final class StatusCommand {
     if (!r.mountsWithoutProxy().isEmpty()) {
       sb.append(
           "\nMOUNTS WITHOUT A PROXY (the reconciler unmounts them lazily when nobody uses them)\n");
-      for (NodeStatus.Orphan o : r.mountsWithoutProxy()) {
+      for (StateView.Orphan o : r.mountsWithoutProxy()) {
         sb.append(
             String.format(Locale.ROOT, "%-6d %s (%s)%n", o.port(), o.mountPoint(), o.source()));
       }

@@ -1,7 +1,7 @@
 package io.efscsi.node.takeover;
 
-import io.efscsi.supervisor.mounts.MountInfo;
-import io.efscsi.supervisor.mounts.MountPresence;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.MountPresence;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package io.efscsi.node.takeover;
 
 import io.efscsi.node.takeover.EfsUtilsState.Tunnel;
-import io.efscsi.supervisor.state.Json;
+import io.efscsi.proxy.json.Json;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,16 +1,15 @@
 package io.efscsi.node.takeover;
 
 import io.efscsi.node.ClientCertificateSource;
-import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.supervisor.ProxySpec;
 import io.efscsi.supervisor.ProxyStartException;
 import io.efscsi.supervisor.ProxySupervisor;
-import io.efscsi.supervisor.mounts.MountTable;
+import io.efscsi.supervisor.host.MountTable;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -114,17 +113,15 @@ public final class Takeover {
       report(c.port(), c.mountPoints(), e.getMessage());
       return false;
     }
-    Map<String, String> cfg = new LinkedHashMap<>(plan.proxyConfig());
-    cfg.put(ProxyConfig.Keys.LISTEN_PORT, Integer.toString(plan.port()));
+    ProxySpec spec = plan.proxy();
     String certificate = "no client certificate";
     try {
       if (plan.certificate().isPresent()) {
         ClientCertificateSource.Files files = certificates.prepare(plan, plan.certificate().get());
-        cfg.put(ProxyConfig.Keys.CERT_FILE, files.certificate().toString());
-        cfg.put(ProxyConfig.Keys.KEY_FILE, files.privateKey().toString());
+        spec = spec.withClientCertificate(files.certificate(), files.privateKey());
         certificate = "client certificate " + files.certificate();
       }
-      sup.takeOver(plan.key(), plan.port(), ProxyConfig.fromMap(cfg), Set.copyOf(plan.users()));
+      sup.takeOver(plan.key(), plan.port(), spec, Set.copyOf(plan.users()));
     } catch (IOException | RuntimeException e) {
       certificates.forget(plan.port());
       if (e instanceof ProxyStartException p

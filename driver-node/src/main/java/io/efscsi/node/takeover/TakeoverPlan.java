@@ -1,9 +1,9 @@
 package io.efscsi.node.takeover;
 
 import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
+import io.efscsi.supervisor.ProxySpec;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -14,7 +14,7 @@ import java.util.Optional;
  *     new volume is ever handed this proxy or its port
  * @param port the port the kernel mount uses
  * @param users the mount points on the port (the pods' target paths)
- * @param proxyConfig the proxy's config without port, control socket and client certificate
+ * @param proxy what the proxy forwards to, without the client certificate (made at the takeover)
  * @param certificate the client certificate to present, for TLS mounts
  * @param state what efs-utils recorded
  */
@@ -22,13 +22,12 @@ public record TakeoverPlan(
     String key,
     int port,
     List<String> users,
-    Map<String, String> proxyConfig,
+    ProxySpec proxy,
     Optional<Certificate> certificate,
     EfsUtilsState state) {
 
   public TakeoverPlan {
     users = List.copyOf(users);
-    proxyConfig = Map.copyOf(proxyConfig);
   }
 
   /**

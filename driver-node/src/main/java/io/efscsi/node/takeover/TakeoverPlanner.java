@@ -1,11 +1,10 @@
 package io.efscsi.node.takeover;
 
 import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
-import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.proxy.config.ProxyConfig.BindProtocol;
+import io.efscsi.supervisor.ProxySpec;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -37,38 +36,42 @@ public final class TakeoverPlanner {
               + " but the port carries "
               + String.join(", ", mountPoints));
     }
-    Map<String, String> m = new LinkedHashMap<>();
-    m.put(ProxyConfig.Keys.LISTEN_PORT, Integer.toString(s.port()));
-    m.put(ProxyConfig.Keys.UPSTREAM_HOST, s.upstreamHost());
-    m.put(ProxyConfig.Keys.UPSTREAM_PORT, Integer.toString(s.upstreamPort()));
-    m.put(ProxyConfig.Keys.TLS, Boolean.toString(s.tls()));
-    m.put(ProxyConfig.Keys.BIND, bind(s.tunnel()));
     Optional<TakeoverPlan.Certificate> cert = Optional.empty();
+    ProxySpec spec;
     if (s.tls()) {
       boolean verifyCa = s.verifyLevel().orElse(2) > 0;
-      m.put(ProxyConfig.Keys.SERVER_NAME, s.checkHost().orElse(s.upstreamHost()));
       // as our own volumes with verify=0: the name is not checked (the CA chain still is)
-      m.put(
-          ProxyConfig.Keys.VERIFY_HOSTNAME,
-          Boolean.toString(verifyCa && s.checkHost().isPresent()));
-      if (verifyCa) {
-        caFile(s).ifPresent(ca -> m.put(ProxyConfig.Keys.CA_FILE, ca.toString()));
-      }
+      spec =
+          new ProxySpec(
+              s.upstreamHost(),
+              s.upstreamPort(),
+              true,
+              s.checkHost().orElse(s.upstreamHost()),
+              verifyCa && s.checkHost().isPresent(),
+              verifyCa ? caFile(s) : Optional.empty(),
+              Optional.empty(), // the certificate is made when the port is taken (Takeover)
+              bind(s.tunnel()));
       cert = Optional.of(certificate(s));
     } else {
-      m.put(ProxyConfig.Keys.SERVER_NAME, s.upstreamHost());
-      m.put(ProxyConfig.Keys.VERIFY_HOSTNAME, "false");
+      spec =
+          new ProxySpec(
+              s.upstreamHost(),
+              s.upstreamPort(),
+              false,
+              s.upstreamHost(),
+              false,
+              Optional.empty(),
+              Optional.empty(),
+              bind(s.tunnel()));
     }
-    ProxyConfig.fromMap(m); // validates
-    m.remove(ProxyConfig.Keys.LISTEN_PORT);
-    return new TakeoverPlan(KEY_PREFIX + s.stem(), s.port(), mountPoints, m, cert, s);
+    return new TakeoverPlan(KEY_PREFIX + s.stem(), s.port(), mountPoints, spec, cert, s);
   }
 
-  private static String bind(EfsUtilsState.Tunnel t) {
+  private static BindProtocol bind(EfsUtilsState.Tunnel t) {
     return switch (t) {
-      case STUNNEL -> "none";
-      case EFS_PROXY_V2 -> "efs-v2";
-      case EFS_PROXY_V3 -> "awsfile-v3";
+      case STUNNEL -> BindProtocol.NONE;
+      case EFS_PROXY_V2 -> BindProtocol.EFS_V2;
+      case EFS_PROXY_V3 -> BindProtocol.AWSFILE_V3;
     };
   }
 

@@ -1,7 +1,7 @@
 package io.efscsi.node.volume;
 
 import io.efscsi.common.error.DriverException;
-import io.efscsi.supervisor.state.Json;
+import io.efscsi.proxy.json.Json;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.Locale;

@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.efscsi.supervisor.mounts.ProcMountTable;
+import io.efscsi.supervisor.host.ProcMountTable;
 import io.fabric8.kubernetes.api.model.Event;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,9 +3,10 @@ package io.efscsi.node.status;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.efscsi.proxy.json.Json;
 import io.efscsi.supervisor.process.ProcessTable;
-import io.efscsi.supervisor.state.Json;
 import io.efscsi.supervisor.state.ProxyRecord;
+import io.efscsi.supervisor.status.StateView;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -135,11 +136,11 @@ class NodeStatusTest {
     Map<Path, Long> before = snapshot(state);
 
     long t0 = System.nanoTime();
-    NodeStatus.Report r =
-        new NodeStatus(
+    StateView.Report r =
+        new StateView(
                 state,
                 state.resolve("no-cgroupfs"),
-                new io.efscsi.supervisor.mounts.ProcMountTable(mountinfo),
+                new io.efscsi.supervisor.host.ProcMountTable(mountinfo),
                 ALIVE,
                 java.time.Duration.ofMillis(500))
             .read();
@@ -149,22 +150,22 @@ class NodeStatusTest {
     assertTrue(ms < 1000, "took " + ms + " ms");
     assertEquals(before, snapshot(state), "status changed the state dir");
     assertEquals(101, r.proxies().size());
-    NodeStatus.Proxy first = r.proxies().stream().filter(p -> p.port() == 20049).findFirst().get();
-    assertEquals("fs-20049::fsap-0a20049", first.volume());
+    StateView.Proxy first = r.proxies().stream().filter(p -> p.port() == 20049).findFirst().get();
+    assertEquals("fs-20049|fsap-0a20049|10.0.0.9:2049|tls", first.key());
     assertEquals("openssl", first.tls());
     assertEquals(42L, first.counters().get("bytes_to_client"));
     assertEquals(
         Set.of("/staging/20049", "/var/lib/kubelet/pods/u/volumes/kubernetes.io~csi/pv/mount"),
         first.mounts());
     assertTrue(first.lastExit().orElseThrow().startsWith("was killed by signal 9 at 2023-11-14T"));
-    NodeStatus.Proxy hung = r.proxies().stream().filter(p -> p.port() == 20050).findFirst().get();
+    StateView.Proxy hung = r.proxies().stream().filter(p -> p.port() == 20050).findFirst().get();
     assertTrue(hung.error().orElseThrow().contains("did not answer"), hung.error().toString());
     assertEquals(
         "10.0.0.9:2049", hung.upstream(), "from the record when the proxy does not answer");
     assertTrue(
         r.proxies().stream().anyMatch(p -> p.error().orElse("").contains("unreadable record")));
     assertEquals(
-        List.of(new NodeStatus.Orphan(29999, "/staging/lost", "127.0.0.1:/")),
+        List.of(new StateView.Orphan(29999, "/staging/lost", "127.0.0.1:/")),
         r.mountsWithoutProxy());
 
     String table = StatusCommand.table(r);

@@ -70,7 +70,12 @@ class AdoptedCertificatesTest {
             new CertificateAdoption(certs, clock), Optional.of(renewer), () -> root);
     TakeoverPlan plan =
         new TakeoverPlan(
-            "efs-utils:x", 20417, List.of("/t"), java.util.Map.of(), Optional.of(spec), null);
+            "efs-utils:x",
+            20417,
+            List.of("/t"),
+            io.efscsi.supervisor.ProxySpec.plain("10.0.0.9", 2049),
+            Optional.of(spec),
+            null);
     ClientCertificateSource.Files files = adopted.prepare(plan, spec);
     assertEquals(root.resolve("efs-utils-20417/certificate.pem"), files.certificate());
     X509Certificate first = read(files.certificate());

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.efscsi.supervisor.mounts.MountInfo;
+import io.efscsi.supervisor.host.MountInfo;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -11,11 +11,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.node.takeover.EfsUtilsSamples.Release;
 import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
-import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.proxy.config.ProxyConfig.BindProtocol;
+import io.efscsi.supervisor.ProxySpec;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,21 +41,21 @@ class TakeoverPlannerTest {
   void theProxySpeaksWhatEfsUtilsTunnelSpoke(Release release) throws Exception {
     EfsUtilsSamples s = new EfsUtilsSamples().release(release);
     TakeoverPlan p = new TakeoverPlanner(dirs).plan(s.parse(), List.of(POD_TARGET));
-    Map<String, String> c = p.proxyConfig();
+    ProxySpec c = p.proxy();
     assertEquals(
         switch (release) {
-          case V1_35_STUNNEL, V2_STUNNEL, V3_STUNNEL -> "none";
-          case V2_PROXY -> "efs-v2";
-          case V3_PROXY -> "awsfile-v3";
+          case V1_35_STUNNEL, V2_STUNNEL, V3_STUNNEL -> BindProtocol.NONE;
+          case V2_PROXY -> BindProtocol.EFS_V2;
+          case V3_PROXY -> BindProtocol.AWSFILE_V3;
         },
-        c.get(ProxyConfig.Keys.BIND));
-    assertEquals(DNS, c.get(ProxyConfig.Keys.UPSTREAM_HOST));
-    assertEquals("2049", c.get(ProxyConfig.Keys.UPSTREAM_PORT));
-    assertEquals("true", c.get(ProxyConfig.Keys.TLS));
-    assertEquals(DNS, c.get(ProxyConfig.Keys.SERVER_NAME));
-    assertEquals("true", c.get(ProxyConfig.Keys.VERIFY_HOSTNAME));
-    assertFalse(c.containsKey(ProxyConfig.Keys.CA_FILE), "efs-utils' default CA = our bundle");
-    assertFalse(c.containsKey(ProxyConfig.Keys.LISTEN_PORT), "the supervisor sets the port");
+        c.bind());
+    assertEquals(DNS, c.upstreamHost());
+    assertEquals(2049, c.upstreamPort());
+    assertTrue(c.tls());
+    assertEquals(DNS, c.serverName());
+    assertTrue(c.verifyHostname());
+    assertEquals(Optional.empty(), c.caFile(), "efs-utils' default CA = our bundle");
+    assertEquals(Optional.empty(), c.clientCertificate(), "made when the port is taken");
     assertEquals(20417, p.port());
     assertEquals(List.of(POD_TARGET), p.users());
     assertEquals("efs-utils:" + s.stem(), p.key());
@@ -81,9 +81,7 @@ class TakeoverPlannerTest {
         Optional.of(dirs.configDir().resolve("privateKey.pem")),
         p.certificate().get().efsUtilsKey(),
         "no efs-utils.conf in the legacy dir: the Go driver linked /var/amazon/efs");
-    assertEquals(
-        dirs.configDir().resolve("efs-utils.crt").toString(),
-        p.proxyConfig().get(ProxyConfig.Keys.CA_FILE));
+    assertEquals(Optional.of(dirs.configDir().resolve("efs-utils.crt")), p.proxy().caFile());
     Files.writeString(dirs.legacyConfigDir().resolve("efs-utils.conf"), "[mount]");
     p = new TakeoverPlanner(dirs).plan(s.parse(), List.of(POD_TARGET));
     assertEquals(
@@ -104,11 +102,8 @@ class TakeoverPlannerTest {
     assertTrue(e.getMessage().contains("is not readable here"), e.getMessage());
     Files.writeString(ca, "ca");
     assertEquals(
-        ca.toString(),
-        new TakeoverPlanner(dirs)
-            .plan(s.parse(), List.of(POD_TARGET))
-            .proxyConfig()
-            .get(ProxyConfig.Keys.CA_FILE));
+        Optional.of(ca),
+        new TakeoverPlanner(dirs).plan(s.parse(), List.of(POD_TARGET)).proxy().caFile());
   }
 
   @Test
@@ -145,9 +140,9 @@ class TakeoverPlannerTest {
     s.tls = false;
     s.connectHost = "10.0.1.17";
     TakeoverPlan p = new TakeoverPlanner(dirs).plan(s.parse(), List.of(POD_TARGET));
-    assertEquals("false", p.proxyConfig().get(ProxyConfig.Keys.TLS));
-    assertEquals("10.0.1.17", p.proxyConfig().get(ProxyConfig.Keys.UPSTREAM_HOST));
-    assertEquals("efs-v2", p.proxyConfig().get(ProxyConfig.Keys.BIND));
+    assertFalse(p.proxy().tls());
+    assertEquals("10.0.1.17", p.proxy().upstreamHost());
+    assertEquals(BindProtocol.EFS_V2, p.proxy().bind());
     assertEquals(Optional.empty(), p.certificate());
   }
 

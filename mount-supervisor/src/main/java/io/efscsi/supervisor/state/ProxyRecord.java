@@ -1,5 +1,6 @@
 package io.efscsi.supervisor.state;
 
+import io.efscsi.proxy.json.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

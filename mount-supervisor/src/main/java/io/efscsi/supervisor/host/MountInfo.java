@@ -1,4 +1,4 @@
-package io.efscsi.supervisor.mounts;
+package io.efscsi.supervisor.host;
 
 import java.util.LinkedHashMap;
 import java.util.List;

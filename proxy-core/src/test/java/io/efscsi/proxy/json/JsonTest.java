@@ -1,4 +1,4 @@
-package io.efscsi.supervisor.state;
+package io.efscsi.proxy.json;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -81,5 +81,21 @@ class JsonTest {
           assertThrows(IllegalArgumentException.class, () -> Json.parse(text), text);
       assertTrue(e.getMessage().startsWith("invalid JSON at offset "), e.getMessage());
     }
+  }
+
+  @Test
+  void aControlAnswerIsOneLineWithFractionsKept() {
+    Map<String, Object> m = new java.util.LinkedHashMap<>();
+    m.put("port", 20049);
+    m.put("backpressure_paused_seconds", 0.25);
+    m.put("last_error", null);
+    m.put("nan", Double.NaN);
+    m.put("users", List.of("a\nb", "c"));
+    String line = Json.line(m);
+    assertEquals(
+        "{\"port\":20049,\"backpressure_paused_seconds\":0.25,\"last_error\":null,"
+            + "\"nan\":null,\"users\":[\"a\\nb\",\"c\"]}",
+        line);
+    assertEquals(Json.parse(Json.write(m)), Json.parse(line), "the same value either way");
   }
 }

@@ -1,4 +1,4 @@
-package io.efscsi.supervisor.process;
+package io.efscsi.supervisor.host;
 
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package io.efscsi.supervisor.mounts;
+package io.efscsi.supervisor.host;
 
 import java.time.Clock;
 import java.time.Duration;

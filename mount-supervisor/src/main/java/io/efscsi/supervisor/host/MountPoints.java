@@ -1,7 +1,5 @@
-package io.efscsi.node.mount;
+package io.efscsi.supervisor.host;
 
-import io.efscsi.supervisor.mounts.MountInfo;
-import io.efscsi.supervisor.mounts.MountTable;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.efscsi.supervisor.state;
+package io.efscsi.proxy.json;
 
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -7,10 +7,11 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Just enough JSON for the state records (the supervisor carries no JSON library): objects, arrays,
- * strings, numbers (integers as Long, others as Double), booleans and null. Parse errors name the
- * offset. Objects and arrays nest at most {@link #MAX_DEPTH} deep, so that no file on the host can
- * exhaust the reader's stack.
+ * Just enough JSON for the state records, the proxy's control socket, efs-utils' state files and
+ * {@code efs-csi status} (none of these modules carries a JSON library): objects, arrays, strings,
+ * numbers (integers as Long, others as Double), booleans and null. Parse errors name the offset.
+ * Objects and arrays nest at most {@link #MAX_DEPTH} deep, so that no file on the host can exhaust
+ * the reader's stack.
  */
 public final class Json {
 
@@ -46,6 +47,14 @@ public final class Json {
     return sb.append('\n').toString();
   }
 
+  /** The same on one line without a line end (a control socket's answer). */
+  public static String line(Object v) {
+    StringBuilder sb = new StringBuilder();
+    write(sb, v, null);
+    return sb.toString();
+  }
+
+  /** {@code indent} null: all on one line. */
   private static void write(StringBuilder sb, Object v, String indent) {
     switch (v) {
       case null -> sb.append("null");
@@ -54,31 +63,44 @@ public final class Json {
           sb.append("{}");
           return;
         }
-        sb.append("{\n");
+        sb.append(indent == null ? "{" : "{\n");
         int n = 0;
         for (Map.Entry<?, ?> e : m.entrySet()) {
-          sb.append(indent).append("  ");
+          if (indent != null) {
+            sb.append(indent).append("  ");
+          }
           string(sb, e.getKey().toString());
-          sb.append(": ");
-          write(sb, e.getValue(), indent + "  ");
-          sb.append(++n < m.size() ? ",\n" : "\n");
+          sb.append(indent == null ? ":" : ": ");
+          write(sb, e.getValue(), indent == null ? null : indent + "  ");
+          boolean more = ++n < m.size();
+          sb.append(indent == null ? (more ? "," : "") : (more ? ",\n" : "\n"));
         }
-        sb.append(indent).append('}');
+        if (indent != null) {
+          sb.append(indent);
+        }
+        sb.append('}');
       }
       case List<?> l -> {
         sb.append('[');
         for (int k = 0; k < l.size(); k++) {
           if (k > 0) {
-            sb.append(", ");
+            sb.append(indent == null ? "," : ", ");
           }
           write(sb, l.get(k), indent);
         }
         sb.append(']');
       }
+      case Double d -> number(sb, d);
+      case Float f -> number(sb, f.doubleValue());
       case Number num -> sb.append(num.longValue());
       case Boolean b -> sb.append(b);
       default -> string(sb, v.toString());
     }
+  }
+
+  /** A finite number as Java prints it (valid JSON, read back as the same double); else null. */
+  private static void number(StringBuilder sb, double d) {
+    sb.append(Double.isFinite(d) ? Double.toString(d) : "null");
   }
 
   private static void string(StringBuilder sb, String str) {

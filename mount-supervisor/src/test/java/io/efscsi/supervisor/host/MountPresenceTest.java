@@ -1,4 +1,4 @@
-package io.efscsi.supervisor.mounts;
+package io.efscsi.supervisor.host;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

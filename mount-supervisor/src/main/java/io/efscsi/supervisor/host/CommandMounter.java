@@ -1,6 +1,5 @@
-package io.efscsi.node.mount;
+package io.efscsi.supervisor.host;
 
-import io.efscsi.supervisor.process.Commands;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -8,9 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * mount(8)/umount(8) with timeouts. Paths are never canonicalised by umount ({@code -c}): that
- * would stat a possibly dead NFS mount point. The NFS mount command can be replaced (a helper that
- * takes {@code -o <options> <source> <target>}) for machines without an NFS client.
+ * mount(8)/umount(8) with timeouts, the one real {@link Mounter}. Paths are never canonicalised by
+ * umount ({@code -c}): that would stat a possibly dead NFS mount point. The NFS mount command can
+ * be replaced (a helper that takes {@code -o <options> <source> <target>}) for machines without an
+ * NFS client.
  */
 public final class CommandMounter implements Mounter {
 
@@ -55,9 +55,14 @@ public final class CommandMounter implements Mounter {
     check(Commands.run(cmd, unmountTimeout), cmd);
   }
 
+  /**
+   * {@code umount --lazy --no-canonicalize --internal-only}: MNT_DETACH without resolving the path
+   * and without the umount.nfs helper (which may talk to the server). "Not mounted" counts as done.
+   */
   @Override
   public void lazyUnmount(Path target) throws IOException {
-    List<String> cmd = List.of("umount", "-l", "-c", target.toString());
+    List<String> cmd =
+        List.of("umount", "--lazy", "--no-canonicalize", "--internal-only", target.toString());
     Commands.Result r = Commands.run(cmd, unmountTimeout);
     if (!r.ok() && !r.output().contains("not mounted")) {
       check(r, cmd);

@@ -1,14 +1,15 @@
-package io.efscsi.node.status;
+package io.efscsi.supervisor.status;
 
-import io.efscsi.node.metrics.VolumeMetrics;
+import io.efscsi.proxy.json.Json;
 import io.efscsi.supervisor.cgroup.CgroupDetector;
 import io.efscsi.supervisor.cgroup.Placement;
-import io.efscsi.supervisor.mounts.MountInfo;
-import io.efscsi.supervisor.mounts.MountPresence;
-import io.efscsi.supervisor.mounts.MountTable;
+import io.efscsi.supervisor.host.MountInfo;
+import io.efscsi.supervisor.host.MountPresence;
+import io.efscsi.supervisor.host.MountTable;
+import io.efscsi.supervisor.host.ProcMountTable;
 import io.efscsi.supervisor.process.ControlClient;
+import io.efscsi.supervisor.process.ProcProcessTable;
 import io.efscsi.supervisor.process.ProcessTable;
-import io.efscsi.supervisor.state.Json;
 import io.efscsi.supervisor.state.ProxyRecord;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -33,12 +34,11 @@ import java.util.concurrent.CompletableFuture;
  * writes a file or signals a process. Every control socket is asked at once, each bounded by the
  * timeout, so a hundred proxies (or a hundred hung ones) answer within about that timeout.
  */
-public final class NodeStatus {
+public final class StateView {
 
   /** One proxy as found. */
   public record Proxy(
       String id,
-      String volume,
       String key,
       int port,
       long pid,
@@ -69,7 +69,7 @@ public final class NodeStatus {
   private final ProcessTable processes;
   private final Duration timeout;
 
-  public NodeStatus(
+  public StateView(
       Path stateDir,
       Path cgroupRoot,
       MountTable mountTable,
@@ -80,6 +80,13 @@ public final class NodeStatus {
     this.mountTable = mountTable;
     this.processes = processes;
     this.timeout = timeout;
+  }
+
+  /** The view of this host: its mount table and processes as {@code /proc} shows them. */
+  public static StateView onThisHost(
+      Path stateDir, Path cgroupRoot, Path mountinfo, Duration timeout) {
+    return new StateView(
+        stateDir, cgroupRoot, new ProcMountTable(mountinfo), new ProcProcessTable(), timeout);
   }
 
   public Report read() throws IOException {
@@ -118,7 +125,6 @@ public final class NodeStatus {
     } catch (IOException | RuntimeException e) {
       return new Proxy(
           id,
-          "?",
           "?",
           0,
           0,
@@ -165,7 +171,6 @@ public final class NodeStatus {
             : "true".equals(r.config().get("tls")) ? "on" : "off";
     return new Proxy(
         r.id(),
-        VolumeMetrics.volume(r.key()),
         r.key(),
         r.port(),
         r.pid(),
