@@ -214,6 +214,57 @@ class HelmChartTest {
     }
   }
 
+  /**
+   * docs/migration.md paces a migration with {@code node.updateStrategy}: OnDelete renders (a
+   * node's pod is replaced only when deleted), a RollingUpdate with its own rollingUpdate renders,
+   * the Go chart's {@code node.rollingUpdate} still works alone, and the two contradictions fail
+   * with a message that says what to set.
+   */
+  @Test
+  void theNodeRollIsPacedAsTheMigrationGuideSays() {
+    DaemonSet onDelete =
+        one(render("defaults", Map.of("node.updateStrategy.type", "OnDelete")), DaemonSet.class);
+    assertEquals("OnDelete", onDelete.getSpec().getUpdateStrategy().getType());
+    assertEquals(null, onDelete.getSpec().getUpdateStrategy().getRollingUpdate());
+    DaemonSet paced =
+        one(
+            render(
+                "defaults",
+                Map.of(
+                    "node.updateStrategy.type", "RollingUpdate",
+                    "node.updateStrategy.rollingUpdate.maxUnavailable", "1")),
+            DaemonSet.class);
+    assertEquals("RollingUpdate", paced.getSpec().getUpdateStrategy().getType());
+    assertEquals(
+        1, paced.getSpec().getUpdateStrategy().getRollingUpdate().getMaxUnavailable().getIntVal());
+    DaemonSet upstream =
+        one(
+            render("defaults", Map.of("node.rollingUpdate.maxUnavailable", "10%")),
+            DaemonSet.class);
+    assertEquals(
+        "10%",
+        upstream.getSpec().getUpdateStrategy().getRollingUpdate().getMaxUnavailable().getStrVal());
+    String both =
+        refusal(
+            Map.of("node.updateStrategy.type", "OnDelete", "node.rollingUpdate.maxUnavailable", 1));
+    assertTrue(both.contains("node.updateStrategy and node.rollingUpdate are both set"), both);
+    String onDeleteWithRoll =
+        refusal(
+            Map.of(
+                "node.updateStrategy.type",
+                "OnDelete",
+                "node.updateStrategy.rollingUpdate.maxUnavailable",
+                1));
+    assertTrue(onDeleteWithRoll.contains("OnDelete takes no rollingUpdate"), onDeleteWithRoll);
+  }
+
+  /** The message of helm template's refusal of the defaults with {@code set}. */
+  private static String refusal(Map<String, Object> set) {
+    return org.junit.jupiter.api.Assertions.assertThrows(
+            Exception.class, () -> template("defaults", set))
+        .getMessage();
+  }
+
   @Test
   void theSchemaCheckFindsWhatTheApiServerRefuses() throws IOException {
     // What the Go driver's chart renders for imagePullSecrets: [regcred] and an unquoted

@@ -26,7 +26,8 @@ class HelmValuesSchemaTest {
           replicaCount                    | 2        | replicaCount
           node.rollingUpdat.maxSurge      | 1        | rollingUpdat
           node.rollingUpdate.maxSurg      | 1        | maxSurg
-          node.updateStrategy.type        | OnDelete | updateStrategy
+          node.updateStrategy.type        | Sometimes| /node/updateStrategy/type
+          node.updateStrategy.maxSurge    | 1        | maxSurge
           node.logLevel                   | loud     | /node/logLevel
           node.healthPort                 | 70000    | /node/healthPort
           image.pullPolicy                | Sometimes| /image/pullPolicy

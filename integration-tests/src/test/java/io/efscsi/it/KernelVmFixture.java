@@ -24,11 +24,14 @@ abstract class KernelVmFixture {
   static final int S6_HARD_OUTAGE_S = 20;
 
   /**
-   * Documented bound for a soft mount with timeo=50,retrans=2 over TCP: the kernel waits 5 s, then
-   * retransmits twice with a linear backoff (10 s, 15 s) before the major timeout, about 30 s in
-   * all; the bound allows for reconnects and the emulated CPU.
+   * Documented bound for a soft mount with timeo=50,retrans=2 over TCP while the upstream is gone:
+   * one call's major timeout is 15 s, and a call fails at it only if the transport is disconnected
+   * at that instant (otherwise a new 15 s period starts; docs/reliability.md, scenario 6), so EIO
+   * comes after k × 15 s: k is 1 or 2 in most runs, 3 now and then, and 4 was seen once (61.1 s,
+   * the open of a new file, CI of c7bb719). Six periods bound it here; making k 1 every time (a
+   * proxy that refuses while its upstream is down) is issue 31.
    */
-  static final long SOFT_EIO_BOUND_MS = 60_000;
+  static final long SOFT_EIO_BOUND_MS = 90_000;
 
   /**
    * The soft timeout a call on the orphan may meet: a call in flight when the proxy died is not cut
