@@ -25,6 +25,9 @@ public final class ProxyMain {
   public static final int EXIT_CONFIG = 11;
   public static final int EXIT_TLS = 12;
 
+  /** The port stopped listening during an outage and could not listen again: start anew. */
+  public static final int EXIT_LISTEN_LOST = 13;
+
   private static final Logger log = LoggerFactory.getLogger(ProxyMain.class);
 
   private ProxyMain() {}
@@ -70,9 +73,19 @@ public final class ProxyMain {
         return EXIT_TLS;
       }
     }
+    CountDownLatch stop = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean listenLost =
+        new java.util.concurrent.atomic.AtomicBoolean();
     ProxyServer server;
     try {
-      server = ProxyServer.start(config, tls);
+      server =
+          ProxyServer.start(
+              config,
+              tls,
+              () -> {
+                listenLost.set(true);
+                stop.countDown();
+              });
     } catch (ProxyServer.BindFailedException e) {
       err.println("efs-csi proxy: " + e.getMessage());
       return EXIT_BIND_FAILED;
@@ -92,7 +105,6 @@ public final class ProxyMain {
           "read buffers come from ByteBuffer.allocateDirect and are zeroed on every read (more CPU"
               + " per byte): run the proxy with the options of lib/proxy/jvm.options");
     }
-    CountDownLatch stop = new CountDownLatch(1);
     Signals.onTermination(s -> stop.countDown());
     if (tls != null) {
       TlsContexts t = tls;
@@ -107,7 +119,7 @@ public final class ProxyMain {
       Thread.currentThread().interrupt();
     }
     server.close();
-    return 0;
+    return listenLost.get() ? EXIT_LISTEN_LOST : 0;
   }
 
   private static void count(ProxyServer server, boolean reloaded) {

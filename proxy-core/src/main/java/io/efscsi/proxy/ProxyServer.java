@@ -63,6 +63,7 @@ public final class ProxyServer implements AutoCloseable {
   private final UpstreamConnector connector;
   private final TlsContexts tls;
   private ControlServer control;
+  private ListenerGate gate;
   private final long startedNanos = System.nanoTime();
 
   private ProxyServer(
@@ -80,8 +81,24 @@ public final class ProxyServer implements AutoCloseable {
     this.tls = tls;
   }
 
+  /** The listener's backlog. */
+  static final int BACKLOG = 64;
+
+  /** How often a refusing port probes its upstream: {@link ListenerGate}. */
+  static final long PROBE_EVERY_MILLIS = 1_000;
+
   /** Binds the port and the control socket. {@code tls} is null when encryption is off. */
   public static ProxyServer start(ProxyConfig config, TlsContexts tls) throws IOException {
+    return start(config, tls, () -> {});
+  }
+
+  /**
+   * As {@link #start(ProxyConfig, TlsContexts)}; {@code onFatal} runs if the port stopped listening
+   * during an upstream outage and cannot listen again (the caller closes the server and exits, so
+   * that its supervisor starts a new one on the port).
+   */
+  public static ProxyServer start(ProxyConfig config, TlsContexts tls, Runnable onFatal)
+      throws IOException {
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     ProxyMetrics metrics = new ProxyMetrics();
     UUID id = UUID.randomUUID();
@@ -96,7 +113,7 @@ public final class ProxyServer implements AutoCloseable {
             .group(group)
             .channel(EpollServerSocketChannel.class)
             .option(ChannelOption.SO_REUSEADDR, true)
-            .option(ChannelOption.SO_BACKLOG, 64)
+            .option(ChannelOption.SO_BACKLOG, BACKLOG)
             .childOption(ChannelOption.AUTO_READ, false)
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, UpstreamConnector.WATERMARK)
@@ -127,6 +144,19 @@ public final class ProxyServer implements AutoCloseable {
           "cannot listen on 127.0.0.1:" + config.listenPort() + ": " + e.getMessage(), e);
     }
     ProxyServer server = new ProxyServer(config, group, listener, metrics, connector, tls);
+    io.netty.channel.EventLoop loop = listener.eventLoop();
+    server.gate =
+        new ListenerGate(
+            (EpollServerSocketChannel) listener,
+            BACKLOG,
+            () -> probe(connector, loop),
+            outage,
+            PROBE_EVERY_MILLIS,
+            () -> {
+              log.error("the port cannot listen again; stopping so the supervisor starts anew");
+              onFatal.run();
+            });
+    outage.whenDown(server.gate::upstreamDown);
     if (config.controlSocket().isEmpty()) {
       return server;
     }
@@ -153,6 +183,27 @@ public final class ProxyServer implements AutoCloseable {
     }
   }
 
+  /** One upstream connection as a kernel connection would get it, closed again at once. */
+  private static Future<?> probe(UpstreamConnector connector, io.netty.channel.EventLoop loop) {
+    io.netty.util.concurrent.Promise<Void> done = loop.newPromise();
+    connector
+        .connect(loop, -1)
+        .addListener(f -> {
+          if (f.isSuccess()) {
+            ((UpstreamConnector.Upstream) f.getNow()).channel().close();
+            done.trySuccess(null);
+          } else {
+            done.tryFailure(f.cause());
+          }
+        });
+    return done;
+  }
+
+  /** Whether the port refuses connections now because the upstream is unreachable. */
+  public boolean refusing() {
+    return gate != null && gate.refusing();
+  }
+
   public ProxyMetrics metrics() {
     return metrics;
   }
@@ -169,6 +220,8 @@ public final class ProxyServer implements AutoCloseable {
     m.put("direct_buffers", unzeroedDirectBuffers() ? "malloc" : "allocateDirect");
     m.put("direct_memory_bytes", io.netty.util.internal.PlatformDependent.usedDirectMemory());
     m.put("direct_memory_limit_bytes", io.netty.util.internal.PlatformDependent.maxDirectMemory());
+    m.put("accepting", !refusing());
+    m.put("refusals", gate == null ? 0 : gate.refusals());
     m.put("uptime_seconds", (System.nanoTime() - startedNanos) / 1_000_000_000L);
     m.putAll(metrics.snapshot());
     return Json.line(m);
@@ -182,6 +235,9 @@ public final class ProxyServer implements AutoCloseable {
   public void close() {
     if (control != null) {
       control.close();
+    }
+    if (gate != null) {
+      gate.close();
     }
     listener.close().syncUninterruptibly();
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();

@@ -11,10 +11,10 @@ import org.slf4j.LoggerFactory;
  * the upstream again: the first failure is logged with its cause, then one summary per {@code
  * reportEvery}, then the recovery, not a line per reconnect.
  *
- * <p>The reconnects themselves are left alone on purpose: closing them at once without trying the
- * upstream (tried, with one attempt a second) made the kernel reconnect almost three times as often
- * (the kernel VM suite's scenario 6: 31,902 connects in its soft phase against 11,476) and a soft
- * mount's call met EIO no sooner.
+ * <p>The reconnects stop soon: the first failure runs {@link #whenDown}, and the proxy's {@link
+ * ListenerGate} refuses connections until the upstream answers again. (Accepting them and closing
+ * them at once without trying the upstream was tried too: the kernel reconnected almost three times
+ * as often and a soft mount's call met EIO no sooner.)
  */
 final class UpstreamOutage {
 
@@ -27,6 +27,7 @@ final class UpstreamOutage {
   private long lastReport;
   private long failedSinceReport;
   private String lastError = "";
+  private volatile Runnable whenDown = () -> {};
 
   UpstreamOutage(LongSupplier nanoTime, long reportEveryMillis) {
     this.nanoTime = nanoTime;
@@ -35,6 +36,11 @@ final class UpstreamOutage {
 
   static UpstreamOutage standard() {
     return new UpstreamOutage(System::nanoTime, 30_000);
+  }
+
+  /** What to do each time the upstream goes from reachable to unreachable. */
+  void whenDown(Runnable action) {
+    this.whenDown = action;
   }
 
   /** Whether the last attempt failed. */
@@ -66,9 +72,10 @@ final class UpstreamOutage {
       downSince = now;
       lastReport = now;
       log.warn(
-          "no upstream: {} (the kernel's reconnects keep trying; a summary follows every {} s)",
+          "no upstream: {} (a summary follows every {} s)",
           error,
           TimeUnit.NANOSECONDS.toSeconds(reportEveryNanos));
+      whenDown.run();
       return;
     }
     failedSinceReport++;
