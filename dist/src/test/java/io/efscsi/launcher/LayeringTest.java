@@ -58,6 +58,10 @@ class LayeringTest {
         .check(all);
   }
 
+  /**
+   * Of the proxy, the supervisor sees its config, the shared JSON and the probe it makes of a mount
+   * target itself (to tell a broken proxy from an unreachable target), never the proxy's insides.
+   */
   @Test
   void mountSupervisorSeesOnlyProxyConfigTypes() {
     classes()
@@ -69,6 +73,7 @@ class LayeringTest {
             "io.efscsi.supervisor..",
             "io.efscsi.proxy.config..",
             "io.efscsi.proxy.json..",
+            "io.efscsi.proxy.probe..",
             "java..",
             "javax..",
             "jnr..",

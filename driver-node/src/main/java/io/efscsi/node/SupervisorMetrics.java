@@ -48,6 +48,11 @@ public final class SupervisorMetrics {
         "efs_csi_proxy_health_restarts",
         "proxies killed by health checks so they restart",
         st.healthRestarts);
+    counter(
+        r,
+        "efs_csi_mount_target_outages",
+        "times a proxy's mount target became unreachable from the node (the proxy was left up)",
+        st.targetOutages);
     counter(r, "efs_csi_proxy_adopted", "live proxies adopted at plugin start", st.adopted);
     counter(
         r,
@@ -80,6 +85,12 @@ public final class SupervisorMetrics {
         .register(r);
     Gauge.builder("efs_csi_proxies_upstream_unhealthy", s, count(p -> !p.upstreamHealthy()))
         .description("proxies whose last upstream NFS NULL ping failed")
+        .register(r);
+    Gauge.builder(
+            "efs_csi_proxies_mount_target_unreachable",
+            s,
+            count(p -> p.targetUnreachableSince().isPresent()))
+        .description("proxies whose mount target is unreachable from the node (left up)")
         .register(r);
   }
 

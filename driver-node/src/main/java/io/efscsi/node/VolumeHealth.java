@@ -104,6 +104,13 @@ public final class VolumeHealth {
           + s.state().name().toLowerCase(java.util.Locale.ROOT)
           + s.lastExit().map(e -> "; last exit: " + e).orElse("");
     }
+    if (s.targetUnreachableSince().isPresent()) {
+      return "the volume's mount target is unreachable from this node since "
+          + s.targetUnreachableSince().get()
+          + " (neither its proxy on port "
+          + s.port()
+          + " nor the driver's own probe reaches it); I/O fails or waits until it answers";
+    }
     if (!s.upstreamHealthy()) {
       return "the volume's proxy (port " + s.port() + ") cannot reach the mount target";
     }

@@ -89,6 +89,7 @@ class HelmMonitoringTest {
               Optional.empty(),
               false,
               true,
+              Optional.empty(),
               Optional.empty());
       new VolumeMetrics(
               new VolumeMetrics.Source() {
@@ -274,6 +275,7 @@ class HelmMonitoringTest {
     assertEquals(
         Set.of(
             "EfsCsiProxyCrashLooping",
+            "EfsCsiMountTargetUnreachable",
             "EfsCsiProxyOOMKilled",
             "EfsCsiOrphanMountsUnmounted",
             "EfsCsiProxyPortsNearlyExhausted",

@@ -1,6 +1,7 @@
 package io.efscsi.supervisor;
 
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
+import io.efscsi.supervisor.health.TargetProbe;
 import io.efscsi.supervisor.process.ProcessTable;
 import io.efscsi.supervisor.process.ProxyLauncher;
 import io.efscsi.supervisor.state.ProxyRecord;
@@ -26,6 +27,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param listener told of restarts, crash loops, OOM kills and orphan unmounts
  * @param scheduler the supervisor's timer (restarts with backoff, health rounds)
  * @param stats the supervisor's counters
+ * @param probe the supervisor's own look at a mount target
  * @param owner what a proxy tells the supervisor
  */
 record ProxyContext(
@@ -38,6 +40,7 @@ record ProxyContext(
     ProxySupervisor.Listener listener,
     ScheduledExecutorService scheduler,
     SupervisorStats stats,
+    TargetProbe probe,
     Owner owner) {
 
   /** What one proxy tells the supervisor that owns it. */

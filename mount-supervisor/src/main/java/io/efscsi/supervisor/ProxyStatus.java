@@ -17,6 +17,8 @@ import java.util.Set;
  * @param lastExit why it last exited, if it did
  * @param crashLooping restarted repeatedly without a healthy minute in between
  * @param upstreamHealthy the last upstream ping through the tunnel succeeded
+ * @param targetUnreachableSince since when the mount target has been unreachable from the node (the
+ *     proxy's pings and the supervisor's own fail), if it is
  * @param upSince when the running process started
  */
 public record ProxyStatus(
@@ -30,6 +32,7 @@ public record ProxyStatus(
     Optional<String> lastExit,
     boolean crashLooping,
     boolean upstreamHealthy,
+    Optional<Instant> targetUnreachableSince,
     Optional<Instant> upSince) {
 
   /** Lifecycle of one proxy. */

@@ -1,6 +1,7 @@
 package io.efscsi.supervisor;
 
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
+import io.efscsi.supervisor.health.TargetProbe;
 import io.efscsi.supervisor.host.MountInfo;
 import io.efscsi.supervisor.host.MountPresence;
 import io.efscsi.supervisor.host.MountTable;
@@ -49,6 +50,15 @@ public final class ProxySupervisor implements AutoCloseable {
     default void oomKilled(String key, int port) {}
 
     default void orphanUnmounted(int port, List<String> mountPoints) {}
+
+    /**
+     * The proxy's mount target stopped answering its pings and the supervisor's own probe: the
+     * network or the target is down, not the proxy, which stays up.
+     */
+    default void targetUnreachable(String key, int port, String reason) {}
+
+    /** The mount target answers again after {@code down}. */
+    default void targetReachable(String key, int port, java.time.Duration down) {}
   }
 
   /** A proxy handed to a user: mount {@code 127.0.0.1:/…} with {@code port=}. */
@@ -108,6 +118,7 @@ public final class ProxySupervisor implements AutoCloseable {
             listener,
             scheduler,
             stats,
+            TargetProbe.pinging(config.healthInterval(), config.healthInterval(), clock),
             new ProxyContext.Owner() {
               @Override
               public void writeRecord(ProxyRecord r) throws IOException {

@@ -504,6 +504,7 @@ final class Supervised {
         lastExit,
         crashLooping,
         health.upstreamHealthy(),
+        health.targetUnreachableSince(),
         state == State.RUNNING ? Optional.ofNullable(startedAt) : Optional.empty());
   }
 

@@ -11,6 +11,10 @@ public final class SupervisorStats {
   public final AtomicLong adopted = new AtomicLong();
   public final AtomicLong adoptionRestarts = new AtomicLong();
   public final AtomicLong healthRestarts = new AtomicLong();
+
+  /** Times a proxy's mount target became unreachable (the proxy was left up). */
+  public final AtomicLong targetOutages = new AtomicLong();
+
   public final AtomicLong orphanUnmounts = new AtomicLong();
   public final AtomicLong takeovers = new AtomicLong();
   public final AtomicLong stopped = new AtomicLong();

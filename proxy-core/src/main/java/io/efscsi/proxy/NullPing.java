@@ -15,11 +15,13 @@ import java.util.concurrent.TimeUnit;
  * An NFS NULL call (program 100003, version 4, procedure 0) through a fresh upstream connection:
  * proves DNS, TCP, TLS, the bind and the NFS server answer, without touching any mount.
  */
-final class NullPing {
+public final class NullPing {
 
   private NullPing() {}
 
-  static Future<String> run(UpstreamConnector connector, EventLoop loop, long timeoutMillis) {
+  /** The ping's answer ({@code ok <ms>}) or its failure, on {@code loop}. */
+  public static Future<String> run(
+      UpstreamConnector connector, EventLoop loop, long timeoutMillis) {
     Promise<String> done = loop.newPromise();
     long t0 = System.nanoTime();
     loop.schedule(

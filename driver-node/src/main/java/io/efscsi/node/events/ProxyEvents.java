@@ -18,12 +18,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * What the supervisor hears about a proxy, as Kubernetes Events: ProxyRestarted, ProxyOOMKilled,
- * ProxyCrashLooping, OrphanMountUnmounted. The pods whose volume it serves (their targets carry its
- * port in the mount table) get it on their Pod when their names are known ({@link PublishedPods});
- * and the Node gets one per PersistentVolume, naming it and the uids of the pods using it on the
- * node (the only trace for pods published before a plugin restart). Sent from a thread of its own
- * with a bounded queue (the supervisor calls its listener holding a proxy's lock; an API server
- * that is slow or gone must never hold it up), aggregated and rate-limited by {@link PodEvents}.
+ * ProxyCrashLooping, OrphanMountUnmounted, MountTargetUnreachable and MountTargetReachable. The
+ * pods whose volume it serves (their targets carry its port in the mount table) get it on their Pod
+ * when their names are known ({@link PublishedPods}); and the Node gets one per PersistentVolume,
+ * naming it and the uids of the pods using it on the node (the only trace for pods published before
+ * a plugin restart). Sent from a thread of its own with a bounded queue (the supervisor calls its
+ * listener holding a proxy's lock; an API server that is slow or gone must never hold it up),
+ * aggregated and rate-limited by {@link PodEvents}.
  */
 public final class ProxyEvents implements ProxySupervisor.Listener, AutoCloseable {
 
@@ -96,7 +97,38 @@ public final class ProxyEvents implements ProxySupervisor.Listener, AutoCloseabl
             + " had no proxy and no user; it was lazily unmounted");
   }
 
+  @Override
+  public void targetUnreachable(String key, int port, String reason) {
+    send(
+        port,
+        List.of(),
+        "MountTargetUnreachable",
+        "the EFS mount target of this volume is unreachable from this node ("
+            + reason
+            + "); its proxy (127.0.0.1:"
+            + port
+            + ") is fine and stays up. I/O fails (soft mounts) or waits (hard mounts) until the"
+            + " target answers: check the mount target, its security group and the network");
+  }
+
+  @Override
+  public void targetReachable(String key, int port, java.time.Duration down) {
+    send(
+        port,
+        List.of(),
+        PodEvents.Type.Normal,
+        "MountTargetReachable",
+        "the EFS mount target of this volume answers again after "
+            + down.toSeconds()
+            + " s unreachable");
+  }
+
   private void send(int port, List<String> known, String reason, String message) {
+    send(port, known, PodEvents.Type.Warning, reason, message);
+  }
+
+  private void send(
+      int port, List<String> known, PodEvents.Type type, String reason, String message) {
     sender.execute(() -> {
       try {
         Set<String> targets = new LinkedHashSet<>(known);
@@ -117,13 +149,13 @@ public final class ProxyEvents implements ProxySupervisor.Listener, AutoCloseabl
               .computeIfAbsent(pt.get().volume(), v -> new ArrayList<>())
               .add(pt.get().podUid());
           if (events.knowsPodOf(t)) {
-            events.record(t, PodEvents.Type.Warning, reason, message);
+            events.record(t, type, reason, message);
           }
         }
         podsByVolume.forEach((pv, uids) ->
             events.recordOnVolume(
                 pv,
-                PodEvents.Type.Warning,
+                type,
                 reason,
                 message + " (pods on this node using it: " + String.join(", ", uids) + ")"));
       } catch (Exception e) {

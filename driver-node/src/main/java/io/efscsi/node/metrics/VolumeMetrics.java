@@ -190,6 +190,13 @@ public final class VolumeMetrics implements AutoCloseable {
         "efs_csi_volume_proxy_upstream_healthy",
         "1 when the last NFS NULL ping through the proxy succeeded",
         r -> r.status.upstreamHealthy() ? 1 : 0);
+    gauge(
+        row,
+        tags,
+        "efs_csi_volume_mount_target_unreachable",
+        "1 while the volume's mount target answers neither the proxy nor the supervisor's own probe"
+            + " (the network or the target is down; the proxy is left up)",
+        r -> r.status.targetUnreachableSince().isPresent() ? 1 : 0);
     counter(row, tags, "efs_csi_volume_proxy_restarts", "proxy restarts", r -> r.status.restarts());
     counter(
         row, tags, "efs_csi_volume_proxy_oom_kills", "proxy OOM kills", r -> r.status.oomKills());

@@ -81,6 +81,29 @@ class ProxyEventsTest {
   }
 
   @Test
+  void anOutageIsOneWarningPerVolumeAndItsEndOneNormalEvent() throws Exception {
+    pods.published(PodEventsTest.TARGET, PodEventsTest.WRITER);
+    try (ProxyEvents p = new ProxyEvents(events, new ProcMountTable(mountinfo(20049)))) {
+      p.targetUnreachable("fs-1|fsap-2", 20049, "cannot connect to 10.0.0.5:2049: refused");
+      p.targetReachable("fs-1|fsap-2", 20049, java.time.Duration.ofSeconds(312));
+      p.drain();
+    }
+    List<Event> onPod = api.on("Pod");
+    assertEquals(
+        List.of("MountTargetUnreachable", "MountTargetReachable"),
+        onPod.stream().map(Event::getReason).toList());
+    assertEquals(List.of("Warning", "Normal"), onPod.stream().map(Event::getType).toList());
+    String down = onPod.getFirst().getMessage();
+    assertTrue(down.contains("cannot connect to 10.0.0.5:2049: refused"), down);
+    assertTrue(down.contains("is fine and stays up"), down);
+    assertTrue(onPod.getLast().getMessage().contains("after 312 s"), onPod.getLast().getMessage());
+    List<Event> onNode = api.on("Node");
+    assertEquals(2, onNode.size(), api.all().toString());
+    assertTrue(
+        onNode.getFirst().getMessage().startsWith("PersistentVolume pv-data: the EFS mount"));
+  }
+
+  @Test
   void anOrphanNamesItsOwnMountPointsAndACrashLoopItsLastExit() throws Exception {
     pods.published(PodEventsTest.TARGET, PodEventsTest.WRITER);
     try (ProxyEvents p = new ProxyEvents(events, new ProcMountTable(mountinfo(20051)))) {

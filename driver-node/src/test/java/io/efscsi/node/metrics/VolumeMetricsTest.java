@@ -59,6 +59,7 @@ class VolumeMetricsTest {
         Optional.empty(),
         restarts > 4,
         true,
+        Optional.empty(),
         Optional.empty());
   }
 
