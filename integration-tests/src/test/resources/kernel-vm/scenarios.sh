@@ -21,7 +21,8 @@ VM=/run/vm
 MOUNT_OPTS_SOFT="nfsvers=4.1,rsize=1048576,wsize=1048576,soft,timeo=50,retrans=2,noresvport"
 MOUNT_OPTS_HARD="nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=50,retrans=2,noresvport"
 S2_MEMORY_MIB=${S2_MEMORY_MIB:-96}
-S6_HARD_OUTAGE_S=${S6_HARD_OUTAGE_S:-20}
+S6_REFUSED_S=${S6_REFUSED_S:-150}
+S6_STALLED_S=${S6_STALLED_S:-150}
 TLS_KEYS="tls=true tls.server-name=$SERVER_NAME tls.ca-file=$SHARED/srv.crt"
 
 now_ms() { date +%s%3N; }
@@ -129,7 +130,9 @@ jvm_start() {
   mkfifo "$H_DIR/in" "$H_DIR/out"
   local t0
   t0=$(now_ms)
+  # the native libraries as the packaged launcher loads them (bin/efs-csi)
   "$JAVA" -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp "$CP:$DIST/lib/*" \
+    -Djava.library.path="$DIST/lib/proxy/native" --enable-native-access=ALL-UNNAMED \
     "$main" "$@" <"$H_DIR/in" >"$H_DIR/out" 2>>"$H_DIR/host.err" &
   H_PID=$!
   exec {H_IN}>"$H_DIR/in"
@@ -704,72 +707,132 @@ time.sleep(600)' $port "$d/squatter.ready" &
   host_close
 }
 
-# ---- 6. the upstream goes away: soft fails in bounded time, hard waits and recovers -----------
+# ---- 6. the mount target unreachable for 5 minutes: refused, then stalled ----------------------
+# One proxy under a soft mount and one under a hard mount, a writer of fsync'd 4 KiB writes on
+# each, the supervisor's health rounds every 10 s as in the plugin. The TLS endpoint (stunnel) is
+# killed, so connections to it are refused, for S6_REFUSED_S; then a listener that accepts TCP
+# and never answers stands in for it (a stalled or black-holed target: every TLS handshake times
+# out) for S6_STALLED_S; then stunnel returns. Soft I/O must fail in bounded time and work again
+# soon after; the hard writer must wait and complete; no proxy may be restarted (a restart cannot
+# reach an unreachable target); the supervisor's CPU is measured over the outage.
+write_loop() { # dir log stopfile: lines "<end ms> ok|err <ms taken> [error]"
+  local t0 out
+  while [ ! -e "$3" ]; do
+    t0=$(now_ms)
+    if out=$(dd if=/dev/zero of="$1/w" bs=4k count=1 conv=fsync 2>&1); then
+      echo "$(now_ms) ok $(($(now_ms) - t0))" >>"$2"
+    else
+      echo "$(now_ms) err $(($(now_ms) - t0)) $(echo "$out" | grep -i -m1 'error\|fail')" >>"$2"
+    fi
+    sleep 1
+  done
+}
+
+first_after() { # log kind after-ms: the end time of the first <kind> line after <after-ms>
+  awk -v k="$2" -v a="$3" '$2 == k && $1 > a { print $1; exit }' "$1" 2>/dev/null
+}
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 scenario_6() {
-  local d=$VM/s6 ms=$VM/mnt/s6soft mh=$VM/mnt/s6hard out rc t0
-  # one proxy serves the soft mount and then the hard one: no absent-mount grace in between
-  host_start "$d" --ports 20110-20119 --grace-ms 600000 || return 1
-  ensure_port fs-66666666 /stage/s6 || { fact ensure "$A"; host_close; return 1; }
-  local p=$P
-  mount_nfs "$MOUNT_OPTS_SOFT" "$p" "$ms"
+  local d=$VM/s6 ms=$VM/mnt/s6soft mh=$VM/mnt/s6hard ps ph t_down t_stall t_back stall
+  host_start "$d" --ports 20110-20119 --grace-ms 600000 --health-ms 10000 || return 1
+  ensure_port fs-66666666 /stage/s6soft || { fact ensure "$A"; host_close; return 1; }
+  ps=$P
+  ensure_port fs-66666667 /stage/s6hard || { fact ensure "$A"; host_close; return 1; }
+  ph=$P
+  mount_nfs "$MOUNT_OPTS_SOFT" "$ps" "$ms"
   fact soft_mount_rc $?
-  echo before >"$ms/before" && sync
+  mount_nfs "$MOUNT_OPTS_HARD" "$ph" "$mh"
+  fact hard_mount_rc $?
+  fact hard_mountinfo_line "$(awk -v m="$mh" '$5 == m' /proc/self/mountinfo)"
+  echo before >"$ms/before" && echo before >"$mh/before" && sync
+  local pid_soft pid_hard
+  pid_soft=$(status_field fs-66666666 3)
+  pid_hard=$(status_field fs-66666667 3)
+  write_loop "$ms" "$d/soft.io" "$d/stop" &
+  local ws=$!
+  write_loop "$mh" "$d/hard.io" "$d/stop" &
+  local wh=$!
+  sleep 3
   trace_start
-  trace_mark "s6 killing stunnel"
-  kill -9 "$(cat "$VM/stunnel.bgpid")" # the mount target is gone
-  sleep 0.5
-  t0=$(now_ms)
-  trace_mark "s6 soft write begins"
-  out=$(timeout 300 dd if=/dev/zero of="$ms/after" bs=4k count=1 conv=fsync 2>&1)
-  rc=$?
-  trace_mark "s6 soft write ended $rc"
-  fact soft_write_rc $rc
-  fact soft_write_error "$(echo "$out" | grep -i error | head -1)"
-  fact soft_time_to_error_ms $(($(now_ms) - t0))
+  local cpu_host cpu_soft cpu_hard
+  cpu_host=$(cpu_ticks "$H_PID")
+  cpu_soft=$(cpu_ticks "$pid_soft")
+  cpu_hard=$(cpu_ticks "$pid_hard")
+  t_down=$(now_ms)
+  trace_mark "s6 the mount target refuses (stunnel killed)"
+  kill -9 "$(cat "$VM/stunnel.bgpid")"
+  local deadline=$(($(date +%s) + 120)) t_err
+  while [ -z "$(first_after "$d/soft.io" err "$t_down")" ] && [ "$(date +%s)" -lt $deadline ]; do
+    sleep 0.2
+  done
+  t_err=$(first_after "$d/soft.io" err "$t_down")
+  fact soft_time_to_error_ms $((${t_err:-$((t_down + 999999))} - t_down))
+  fact soft_write_error "$(awk -v t="$t_err" '$1 == t' "$d/soft.io" | cut -d' ' -f4- | head -1)"
+  local t0 out
   t0=$(now_ms)
   out=$(timeout 300 stat "$ms/before" 2>&1)
   fact soft_stat_rc $?
   fact soft_stat_ms $(($(now_ms) - t0))
-  trace_mark "s6 soft stat ended"
-  trace_stop s6-soft
-  # how often the kernel connected to the proxy while its upstream was gone (a reconnect storm
-  # when the proxy answers with RSTs)
-  fact soft_kernel_connects "$(grep -c 'rpc_socket_connect:' "$OUT/s6-soft.trace" 2>/dev/null || echo none)"
-  grep -A12 "mounted on $ms with" /proc/self/mountstats | grep xprt >>"$OUT/s6.log"
-  # -i: no umount.nfs4 helper, which talks to the (gone) server
-  timeout 60 umount -l -i "$ms"
-  fact soft_mounts_after_lazy "$(mounted_at "$ms")"
+  local left=$(((t_down + S6_REFUSED_S * 1000 - $(now_ms)) / 1000))
+  [ "$left" -gt 0 ] && sleep "$left"
+  t_stall=$(now_ms)
+  trace_mark "s6 the mount target stalls (accepts, never answers)"
+  python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(4096)
+time.sleep(100000)' "$TLS_PORT" &
+  stall=$!
+  fact refused_ms $((t_stall - t_down))
+  sleep "$S6_STALLED_S"
+  kill -9 $stall
+  wait $stall 2>/dev/null
   start_stunnel
   await_port $TLS_PORT 30
-  mount_nfs "$MOUNT_OPTS_HARD" "$p" "$mh"
-  fact hard_mount_rc $?
-  fact hard_mountinfo_line "$(awk -v m="$mh" '$5 == m' /proc/self/mountinfo)"
-  echo before >"$mh/hard-before" && sync
-  kill -9 "$(cat "$VM/stunnel.bgpid")"
-  sleep 0.5
-  local t_write t_back
-  t_write=$(now_ms)
-  (dd if=/dev/zero of="$mh/hard-after" bs=4k count=1 conv=fsync 2>"$d/hard.err"
-    echo "$? $(now_ms)" >"$d/hard.done") &
-  sleep "$S6_HARD_OUTAGE_S"
-  fact hard_still_waiting "$([ -e "$d/hard.done" ] && echo no || echo yes)"
   t_back=$(now_ms)
-  start_stunnel
-  await_port $TLS_PORT 30
-  local deadline=$(($(date +%s) + 180))
-  while [ ! -s "$d/hard.done" ] && [ "$(date +%s)" -lt $deadline ]; do sleep 0.2; done
-  if [ -s "$d/hard.done" ]; then
-    read -r rc t_done <"$d/hard.done"
-    fact hard_write_rc "$rc"
-    fact hard_waited_ms $((t_done - t_write))
-    fact hard_recovered_after_upstream_ms $((t_done - t_back))
-  else
-    fact hard_write_rc none
-  fi
-  fact hard_file_on_server "$(stat -c %s "$VM/export/hard-after" 2>/dev/null || echo missing)"
-  fact proxy_restarts "$(status_field fs-66666666 5)"
+  trace_mark "s6 the mount target answers again"
+  fact outage_ms $((t_back - t_down))
+  fact stalled_ms $((t_back - t_stall))
+  local host_ms=$((($(cpu_ticks "$H_PID") - cpu_host) * 10))
+  fact supervisor_cpu_ms $host_ms
+  fact supervisor_cpu_permille $((host_ms * 1000 / (t_back - t_down)))
+  fact proxy_cpu_ms "$((($(cpu_ticks "$pid_soft") - cpu_soft) * 10)) $((($(cpu_ticks "$pid_hard") - cpu_hard) * 10))"
+  deadline=$(($(date +%s) + 180))
+  while { [ -z "$(first_after "$d/soft.io" ok "$t_back")" ] || [ -z "$(first_after "$d/hard.io" ok "$t_back")" ]; } \
+    && [ "$(date +%s)" -lt $deadline ]; do
+    sleep 0.2
+  done
+  local t
+  t=$(first_after "$d/soft.io" ok "$t_back")
+  fact soft_recovered_after_upstream_ms $((${t:-$((t_back + 999999))} - t_back))
+  t=$(first_after "$d/hard.io" ok "$t_back")
+  fact hard_recovered_after_upstream_ms $((${t:-$((t_back + 999999))} - t_back))
+  sleep 3
+  touch "$d/stop"
+  wait $ws $wh
+  trace_stop s6
+  fact kernel_connects "$(grep -c 'rpc_socket_connect:' "$OUT/s6.trace" 2>/dev/null || echo none)"
+  fact soft_errors "$(awk -v a=$((t_down + 2000)) -v b="$t_back" '$1 > a && $1 < b && $2 == "err"' "$d/soft.io" | wc -l)"
+  fact soft_ok_during_outage "$(awk -v a=$((t_down + 2000)) -v b="$t_back" '$1 > a && $1 < b && $2 == "ok"' "$d/soft.io" | wc -l)"
+  fact hard_ok_during_outage "$(awk -v a=$((t_down + 2000)) -v b="$t_back" '$1 > a && $1 < b && $2 == "ok"' "$d/hard.io" | wc -l)"
+  fact hard_errors "$(grep -c ' err ' "$d/hard.io")"
+  fact hard_longest_write_ms "$(awk '$2 == "ok" && $3 > m { m = $3 } END { print m + 0 }' "$d/hard.io")"
+  fact hard_file_on_server "$(stat -c %s "$VM/export/w" 2>/dev/null || echo missing)"
+  cp "$d/soft.io" "$d/hard.io" "$OUT/" 2>/dev/null
+  fact proxy_restarts "$(status_field fs-66666666 5) $(status_field fs-66666667 5)"
+  fact proxy_pids_unchanged "$([ "$(status_field fs-66666666 3)" = "$pid_soft" ] && [ "$(status_field fs-66666667 3)" = "$pid_hard" ] && echo yes || echo no)"
+  fact refusals "$(json_num "$(proxy_status_json "$d/state/proxies/proxy-$ps.sock")" refusals)"
+  fact accepting "$(proxy_status_json "$d/state/proxies/proxy-$ps.sock" | grep -o '"accepting":[a-z]*' | cut -d: -f2)"
+  ask stats
+  fact stats "$A"
+  timeout 60 umount -l -i "$ms"
   timeout 60 umount "$mh" || timeout 60 umount -l "$mh"
-  ask "release fs-66666666 /stage/s6"
+  ask "release fs-66666666 /stage/s6soft"
+  ask "release fs-66666667 /stage/s6hard"
   host_close
 }
 

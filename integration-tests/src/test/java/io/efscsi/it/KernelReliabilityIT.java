@@ -221,37 +221,64 @@ class KernelReliabilityIT extends KernelVmFixture {
   }
 
   @Test
-  void s6_softFailsInBoundedTimeAndHardWaitsAndRecovers() throws Exception {
+  void s6_aFiveMinuteOutageFailsSoftInBoundedTimeHoldsHardAndRestartsNothing() throws Exception {
     Facts f = facts("s6");
     f.eq("soft_mount_rc", "0");
-    assertNotEquals("0", f.get("soft_write_rc"), "the soft write fails once the upstream is gone");
-    f.that(
-        f.get("soft_write_error").contains("Input/output error"),
-        "EIO: " + f.get("soft_write_error"));
-    long eio = f.num("soft_time_to_error_ms");
-    f.that(eio <= SOFT_EIO_BOUND_MS, "EIO within " + SOFT_EIO_BOUND_MS + " ms");
-    assertNotEquals("0", f.get("soft_stat_rc"), "stat fails too, it does not hang");
-    f.that(f.num("soft_stat_ms") <= SOFT_EIO_BOUND_MS, "stat EIO within " + SOFT_EIO_BOUND_MS);
-    // the proxy refuses while its upstream is gone: the kernel reconnects on its own back-off, not
-    // some hundred times a second (7,958 connects in one soft phase when it accepted and closed)
-    f.that(f.num("soft_kernel_connects") <= 100, "no reconnect storm");
-    f.eq("soft_mounts_after_lazy", "0");
     f.eq("hard_mount_rc", "0");
     f.that(f.get("hard_mountinfo_line").contains(",hard,"), "hard");
-    f.eq("hard_still_waiting", "yes");
-    f.eq("hard_write_rc", "0");
+    f.that(f.num("outage_ms") >= (S6_REFUSED_S + S6_STALLED_S) * 1000L, "a 5 minute outage");
+    // soft: EIO in bounded time (the port refuses, so the first major timeout fails the call)
+    long eio = f.num("soft_time_to_error_ms");
+    f.that(eio <= SOFT_EIO_BOUND_MS, "EIO within " + SOFT_EIO_BOUND_MS + " ms");
+    f.that(f.get("soft_write_error").contains("Input/output error"), "EIO");
+    assertNotEquals("0", f.get("soft_stat_rc"), "stat fails too, it does not hang");
+    f.that(f.num("soft_stat_ms") <= SOFT_EIO_BOUND_MS, "stat EIO within " + SOFT_EIO_BOUND_MS);
+    f.that(f.num("soft_errors") >= 2, "soft writes keep failing through the outage");
+    f.eq("soft_ok_during_outage", "0");
+    long softBack = f.num("soft_recovered_after_upstream_ms");
+    f.that(softBack <= S6_SOFT_RECOVERY_BOUND_MS, "soft I/O works again soon after the return");
+    // hard: the writer waits and completes, no error
+    f.eq("hard_ok_during_outage", "0");
+    f.eq("hard_errors", "0");
+    long hardBack = f.num("hard_recovered_after_upstream_ms");
+    f.that(hardBack <= S6_SOFT_RECOVERY_BOUND_MS, "the hard writer completes after the return");
     f.eq("hard_file_on_server", "4096");
-    long recovered = f.num("hard_recovered_after_upstream_ms");
-    f.eq("proxy_restarts", "0");
+    // nothing restarted: an unreachable target is an outage, not a broken proxy (issue 31)
+    f.eq("proxy_restarts", "0 0");
+    f.eq("proxy_pids_unchanged", "yes");
+    f.that(f.get("stats").contains("healthRestarts=0"), "no health restart: " + f.get("stats"));
+    f.that(
+        f.get("stats").matches(".*targetOutages=[1-9].*"),
+        "the outage was seen: " + f.get("stats"));
+    f.that(f.num("refusals") >= 1, "the soft proxy's port refused while the target was away");
+    f.eq("accepting", "true");
+    // the kernel paces its reconnects on a refusing port: about 0.7 a second per mount here,
+    // against some 75 a second per mount when the port accepted and closed
+    long connectsPerMinute = f.num("kernel_connects") * 60_000 / f.num("outage_ms");
+    f.that(connectsPerMinute <= 240, "no reconnect storm (two mounts)");
+    // under emulation (TCG) the supervisor's health rounds and reconcile passes cost about 9% of
+    // a CPU (27 s in 300 s); a restart loop or a probe storm shows as several times that
+    long cpu = f.num("supervisor_cpu_permille");
+    f.that(cpu <= 200, "the supervisor stays near idle through the outage");
     figure(
-        "6. upstream (TLS endpoint) gone",
-        "soft (timeo=50,retrans=2): write+fsync EIO after %d ms (bound %d ms), stat EIO after"
-                .formatted(eio, SOFT_EIO_BOUND_MS)
-            + " %d ms, %d kernel connects (the port refuses); hard"
-                .formatted(f.num("soft_stat_ms"), f.num("soft_kernel_connects"))
-            + ": the write waited through a %d s outage and completed %d ms after"
-                .formatted(S6_HARD_OUTAGE_S, recovered)
-            + " the upstream was restarted, 0 proxy restarts",
+        "6. the mount target unreachable for %d s (refused %d s, then stalled: TCP accepted, TLS"
+                .formatted(f.num("outage_ms") / 1000, f.num("refused_ms") / 1000)
+            + " never answered), a soft and a hard mount with fsync'd writers",
+        ("soft (timeo=50,retrans=2): write EIO after %d ms (bound %d ms), stat EIO after %d ms,"
+                + " writes work again %d ms after the return; hard: the writer waited and"
+                + " completed %d ms after the return, 0 errors; 0 proxy restarts, 0 health"
+                + " restarts; %d kernel connects a minute; supervisor CPU %d.%d%% of the outage"
+                + " (proxies: %s ms)")
+            .formatted(
+                eio,
+                SOFT_EIO_BOUND_MS,
+                f.num("soft_stat_ms"),
+                softBack,
+                hardBack,
+                connectsPerMinute,
+                cpu / 10,
+                cpu % 10,
+                f.get("proxy_cpu_ms")),
         "hard,timeo=600,retrans=2 by default: I/O waits forever, processes in D state");
   }
 

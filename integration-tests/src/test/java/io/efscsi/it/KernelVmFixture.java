@@ -20,8 +20,13 @@ abstract class KernelVmFixture {
   /** Proxy memory limit for the OOM scenario (the production default is 256 MiB). */
   static final int S2_MEMORY_MIB = 96;
 
-  /** How long the upstream stays away under a hard mount. */
-  static final int S6_HARD_OUTAGE_S = 20;
+  /** Scenario 6: how long the mount target refuses connections, then how long it stalls. */
+  static final int S6_REFUSED_S = 150;
+
+  static final int S6_STALLED_S = 150;
+
+  /** Scenario 6: a soft write works again within this long after the target answers again. */
+  static final long S6_SOFT_RECOVERY_BOUND_MS = 30_000;
 
   /**
    * Documented bound for a soft mount with timeo=50,retrans=2 over TCP while the upstream is gone:
@@ -65,7 +70,7 @@ abstract class KernelVmFixture {
         """
         #!/bin/bash
         export OUT='%s' SHARED='%s' JAVA='%s' CP='%s' DIST='%s'
-        export SCENARIOS='%s' S2_MEMORY_MIB=%d S6_HARD_OUTAGE_S=%d
+        export SCENARIOS='%s' S2_MEMORY_MIB=%d S6_REFUSED_S=%d S6_STALLED_S=%d
         exec bash '%s'
         """
             .formatted(
@@ -76,10 +81,11 @@ abstract class KernelVmFixture {
                 PackagedDriver.distDir().toAbsolutePath(),
                 SCENARIOS,
                 S2_MEMORY_MIB,
-                S6_HARD_OUTAGE_S,
+                S6_REFUSED_S,
+                S6_STALLED_S,
                 scenarios),
         StandardCharsets.UTF_8);
-    Duration timeout = Duration.ofSeconds(Long.getLong("efscsi.vm.timeout-seconds", 2400));
+    Duration timeout = Duration.ofSeconds(Long.getLong("efscsi.vm.timeout-seconds", 3000));
     run = KernelVm.boot(base, script, out, timeout);
     System.out.printf(
         "kernel VM: %s, whole boot %d s (console %s)%n",

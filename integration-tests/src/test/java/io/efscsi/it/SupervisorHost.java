@@ -235,6 +235,7 @@ public final class SupervisorHost {
             "oomKills=" + s.oomKills.get(),
             "bindFailures=" + s.bindFailures.get(),
             "healthRestarts=" + s.healthRestarts.get(),
+            "targetOutages=" + s.targetOutages.get(),
             "orphanUnmounts=" + s.orphanUnmounts.get(),
             "stateWrites=" + s.stateWrites.get(),
             "reconcilePasses=" + s.reconcilePasses.get())

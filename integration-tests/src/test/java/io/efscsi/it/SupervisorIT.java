@@ -238,15 +238,21 @@ class SupervisorIT extends SupervisorFixture {
     }
   }
 
+  /**
+   * A mount target that accepts and never answers (a hung or black-holed target): the proxy's pings
+   * fail and so does the supervisor's own probe of the target, so this is an outage and the proxy
+   * is left up (issue 31: a restart cannot reach the target and would cut the kernel's
+   * connections).
+   */
   @Test
-  void aProxyWhoseUpstreamHangsIsRestarted() throws Exception {
+  void aProxyWhoseTargetHangsIsLeftUpAndTheOutageIsCounted() throws Exception {
     try (ServerSocket blackHole = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
       List<java.net.Socket> held = new java.util.concurrent.CopyOnWriteArrayList<>();
       Thread.ofVirtual()
           .start(() -> {
             try {
               while (true) {
-                held.add(blackHole.accept()); // accepts, never answers: a hung upstream
+                held.add(blackHole.accept()); // accepts, never answers: a hung target
               }
             } catch (IOException closed) {
               // test over
@@ -256,11 +262,39 @@ class SupervisorIT extends SupervisorFixture {
       int port = h.ensure("fs-hung", blackHole.getLocalPort(), "s");
       writeMountinfo(List.of(port));
       long pid = h.status("fs-hung").pid();
+      await(
+          "the outage counted",
+          Duration.ofSeconds(30),
+          () -> {
+            try {
+              return h.stats().matches(".* targetOutages=1.*");
+            } catch (Exception e) {
+              throw new IllegalStateException(e);
+            }
+          });
+      Thread.sleep(4_000); // ten more health rounds
+      assertEquals(pid, h.status("fs-hung").pid(), "the same process");
+      assertEquals(0, h.status("fs-hung").restarts());
+      assertTrue(h.stats().matches(".* healthRestarts=0 targetOutages=1 .*"), h.stats());
+      assertTrue(alive(pid));
+    }
+  }
+
+  /** A proxy that stops answering its control socket (stopped, wedged) is killed and restarted. */
+  @Test
+  void aProxyThatStopsAnsweringIsRestartedOnItsPort() throws Exception {
+    try (ServerSocket upstream = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Host h = host("--ports", freeRange(2), "--health-ms", "400");
+      int port = h.ensure("fs-wedged", upstream.getLocalPort(), "s");
+      writeMountinfo(List.of(port));
+      long pid = h.status("fs-wedged").pid();
+      new ProcessBuilder("kill", "-STOP", Long.toString(pid)).start().waitFor();
       awaitRestarted(
-          h, "fs-hung", pid, "the hung proxy killed and restarted", Duration.ofSeconds(30));
-      assertEquals(port, h.status("fs-hung").port());
-      assertTrue(h.status("fs-hung").restarts() >= 1);
+          h, "fs-wedged", pid, "the wedged proxy killed and restarted", Duration.ofSeconds(30));
+      assertEquals(port, h.status("fs-wedged").port());
+      assertTrue(h.status("fs-wedged").restarts() >= 1);
       assertTrue(h.stats().matches(".* healthRestarts=[1-9].*"), h.stats());
+      assertTrue(h.stats().matches(".* targetOutages=0 .*"), h.stats());
     }
   }
 

@@ -161,6 +161,7 @@ final class ProxyHealth {
     Instant since;
     synchronized (this) {
       upstreamHealthy = true;
+      pingFailures = 0;
       since = unreachableSince;
       unreachableSince = null;
     }

@@ -6,10 +6,10 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The supervisor's own look at a proxy's mount target: the proxy's upstream connection made from
@@ -30,7 +30,8 @@ public final class TargetProbe {
   private final Attempt attempt;
   private final Duration keepFor;
   private final Clock clock;
-  private final Map<List<Object>, Answer> answers = new HashMap<>();
+  private final Map<List<Object>, Answer> answers = new ConcurrentHashMap<>();
+  private final Map<List<Object>, Object> locks = new ConcurrentHashMap<>();
 
   public TargetProbe(Attempt attempt, Duration keepFor, Clock clock) {
     this.attempt = attempt;
@@ -78,19 +79,15 @@ public final class TargetProbe {
             config.certFile(),
             config.keyFile(),
             config.bind());
-    synchronized (answers) {
+    // one attempt at a time per target: proxies of one target checked at once share its answer
+    synchronized (locks.computeIfAbsent(target, t -> new Object())) {
       Answer a = answers.get(target);
       if (a != null && Duration.between(a.at(), clock.instant()).compareTo(keepFor) < 0) {
         return a.failure();
       }
-    }
-    Optional<String> failure = attempt.failure(config);
-    synchronized (answers) {
-      answers
-          .values()
-          .removeIf(old -> Duration.between(old.at(), clock.instant()).compareTo(keepFor) >= 0);
+      Optional<String> failure = attempt.failure(config);
       answers.put(target, new Answer(failure, clock.instant()));
+      return failure;
     }
-    return failure;
   }
 }
