@@ -109,7 +109,6 @@ final class ListenerGate {
           }
           try {
             ListenShutdown.stopListening(fd());
-            listener.config().setOption(ChannelOption.SO_REUSEADDR, false);
           } catch (IOException | RuntimeException e) {
             unsupported = true;
             log.warn(
@@ -118,6 +117,14 @@ final class ListenerGate {
                 e.getMessage());
             register();
             return;
+          }
+          try {
+            listener.config().setOption(ChannelOption.SO_REUSEADDR, false);
+          } catch (RuntimeException e) {
+            log.warn(
+                "cannot turn SO_REUSEADDR off while refusing ({}): a socket with that option could"
+                    + " bind the port meanwhile",
+                e.getMessage());
           }
           closedPort = true;
           refusals++;
