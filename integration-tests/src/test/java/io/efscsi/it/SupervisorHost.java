@@ -10,6 +10,7 @@ import io.efscsi.supervisor.SupervisorConfig;
 import io.efscsi.supervisor.SupervisorStats;
 import io.efscsi.supervisor.cgroup.CgroupDetector;
 import io.efscsi.supervisor.cgroup.Limits;
+import io.efscsi.supervisor.host.Children;
 import io.efscsi.supervisor.host.CommandMounter;
 import io.efscsi.supervisor.host.MountInfoParser;
 import io.efscsi.supervisor.host.MountTable;
@@ -85,7 +86,10 @@ public final class SupervisorHost {
                 "systemd-run",
                 Path.of("/run/systemd/system")),
             new JavaProxyLauncher(
-                JavaProxyLauncher.currentJava(), Path.of(a.get("home")), "setsid"),
+                JavaProxyLauncher.currentJava(),
+                Path.of(a.get("home")),
+                "setsid",
+                Children.onThisHost()),
             new ProcProcessTable(),
             table,
             unmounter,

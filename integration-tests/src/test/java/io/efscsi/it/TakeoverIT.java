@@ -18,6 +18,7 @@ import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
 import io.efscsi.supervisor.SupervisorConfig;
 import io.efscsi.supervisor.cgroup.NoCgroupPlacer;
+import io.efscsi.supervisor.host.Children;
 import io.efscsi.supervisor.host.ProcMountTable;
 import io.efscsi.supervisor.process.JavaProxyLauncher;
 import io.efscsi.supervisor.process.ProcProcessTable;
@@ -194,7 +195,10 @@ class TakeoverIT {
                     Duration.ofSeconds(1), Duration.ofSeconds(3), 3, Duration.ofMinutes(1)),
             new NoCgroupPlacer("TakeoverIT"),
             new JavaProxyLauncher(
-                JavaProxyLauncher.currentJava(), PackagedDriver.distDir(), "setsid"),
+                JavaProxyLauncher.currentJava(),
+                PackagedDriver.distDir(),
+                "setsid",
+                Children.onThisHost()),
             new ProcProcessTable(),
             new ProcMountTable(mountinfo),
             mountPoint -> {},

@@ -169,10 +169,9 @@ final class Supervised {
       } catch (IOException e) {
         LOG.error("cannot write the state record of proxy {}: {}", record.id(), e.getMessage());
       }
-      // a thread of its own per child: Process.onExit completes on the common ForkJoin pool, which
-      // anything else in the process can starve (on 2 cores it has one thread), delaying restarts
-      child.ifPresent(
-          p -> Thread.ofVirtual().name("proxy-exit-" + port()).start(() -> awaitExit(gen, p)));
+      // the launcher's one waiter thread completes a child's onExit (not the common ForkJoin pool,
+      // which anything else in the process can starve); exited() is short
+      child.ifPresent(p -> p.onExit().thenAccept(done -> exited(gen, done.exitValue())));
     }
     awaitReady(gen, started);
   }
@@ -234,20 +233,6 @@ final class Supervised {
       ctx.stats().bindFailures.incrementAndGet();
     }
     return ProxyStartException.forExit(exit, port(), describeExit(exit), logTail());
-  }
-
-  private void awaitExit(long gen, Process p) {
-    while (true) {
-      try {
-        exited(gen, p.waitFor());
-        return;
-      } catch (InterruptedException e) {
-        if (!p.isAlive()) {
-          exited(gen, p.exitValue());
-          return;
-        }
-      }
-    }
   }
 
   /** A process exit seen by its onExit (child) or the liveness poll (adopted; code -1). */
@@ -407,6 +392,7 @@ final class Supervised {
   void stop() {
     long pid;
     long ticks;
+    Optional<Process> ours;
     synchronized (this) {
       retired = true;
       cancelPendingRestart();
@@ -414,6 +400,7 @@ final class Supervised {
       generation++;
       pid = record.pid();
       ticks = record.startTicks();
+      ours = child;
     }
     boolean wasAlive = ctx.processes().alive(pid, ticks);
     if (ctx.processes().terminate(pid, ticks, ctx.config().stopTimeout())) {
@@ -422,12 +409,25 @@ final class Supervised {
           pid,
           ctx.config().stopTimeout().toMillis());
     }
+    // Gone from /proc's view is not yet reaped: our own child stays a zombie holding its pid until
+    // the waiter's next look; a stop returns once the pid is free
+    ours.ifPresent(Supervised::awaitReaped);
     synchronized (this) {
       state = State.DOWN;
       record = record.withProcess(0, 0, record.cgroup());
     }
     if (wasAlive) {
       ctx.stats().stopped.incrementAndGet();
+    }
+  }
+
+  private static void awaitReaped(Process p) {
+    try {
+      if (!p.waitFor(2, TimeUnit.SECONDS)) {
+        LOG.warn("proxy pid {} was not reaped within 2 s of its end", p.pid());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -2,6 +2,8 @@ package io.efscsi.supervisor;
 
 import io.efscsi.supervisor.cgroup.CgroupDetector;
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
+import io.efscsi.supervisor.host.Children;
+import io.efscsi.supervisor.host.Posix;
 import io.efscsi.supervisor.host.ProcMountTable;
 import io.efscsi.supervisor.host.Unmounter;
 import io.efscsi.supervisor.process.JavaProxyLauncher;
@@ -44,6 +46,9 @@ public final class Supervisors {
       Unmounter unmounter,
       ProxySupervisor.Listener listener)
       throws IOException {
+    // the native binding first: a node where it cannot load fails here, at start
+    Posix.useLibrariesOf(home);
+    Children children = Children.onThisHost();
     CgroupPlacer placer =
         CgroupDetector.choose(
             cgroups.mode(),
@@ -54,7 +59,7 @@ public final class Supervisors {
     return new ProxySupervisor(
         config,
         placer,
-        new JavaProxyLauncher(JavaProxyLauncher.currentJava(), home, "setsid"),
+        new JavaProxyLauncher(JavaProxyLauncher.currentJava(), home, "setsid", children),
         new ProcProcessTable(),
         new ProcMountTable(ProcMountTable.SELF),
         unmounter,

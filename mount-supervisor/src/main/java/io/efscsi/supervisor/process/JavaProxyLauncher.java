@@ -1,20 +1,24 @@
 package io.efscsi.supervisor.process;
 
 import io.efscsi.supervisor.cgroup.Placement;
+import io.efscsi.supervisor.host.Children;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * Launches {@code io.efscsi.proxy.ProxyMain} with the same Java runtime as this process, the
  * proxy's own classpath ({@code <home>/lib/proxy/*.jar}, sorted, as its AOT cache expects) and its
  * JVM options ({@code <home>/lib/proxy/jvm.options}, shared with {@code bin/efs-csi proxy}), in a
- * new session ({@code setsid}) so that it survives the plugin, with MALLOC_ARENA_MAX=1.
+ * new session ({@code setsid}) so that it survives the plugin, with MALLOC_ARENA_MAX=1. The process
+ * is spawned and reaped by {@link Children} (one waiter thread for all proxies).
  */
 public final class JavaProxyLauncher implements ProxyLauncher {
 
@@ -25,14 +29,18 @@ public final class JavaProxyLauncher implements ProxyLauncher {
   private final String setsid;
   private final List<String> jvmOptions;
   private final String classpath;
+  private final Children children;
 
   /**
    * @param java the java binary ({@link #currentJava()} in production)
    * @param home the distribution's root (holds lib/proxy)
    * @param setsid the setsid binary
+   * @param children spawns and reaps the proxies
    */
-  public JavaProxyLauncher(String java, Path home, String setsid) throws IOException {
+  public JavaProxyLauncher(String java, Path home, String setsid, Children children)
+      throws IOException {
     this.java = java;
+    this.children = children;
     // The real path, as bin/efs-csi's `pwd -P`: the AOT cache matches the classpath string.
     try {
       this.home = home.toRealPath();
@@ -106,14 +114,10 @@ public final class JavaProxyLauncher implements ProxyLauncher {
 
   @Override
   public Started start(Path configFile, Path logFile, Placement placement) throws IOException {
-    ProcessBuilder pb = new ProcessBuilder(placement.wrap(command(configFile)));
-    pb.environment().put("MALLOC_ARENA_MAX", "1");
-    pb.environment().putAll(placement.environment());
-    pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-    pb.redirectErrorStream(true);
-    pb.redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
-    pb.directory(home.toFile());
-    Process p = pb.start();
+    Map<String, String> env = new HashMap<>(System.getenv());
+    env.put("MALLOC_ARENA_MAX", "1");
+    env.putAll(placement.environment());
+    Children.Child p = children.spawn(placement.wrap(command(configFile)), home, env, logFile);
     return new Started(p.pid(), Optional.of(p));
   }
 }

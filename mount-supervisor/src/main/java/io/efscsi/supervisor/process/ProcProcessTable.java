@@ -1,10 +1,12 @@
 package io.efscsi.supervisor.process;
 
+import io.efscsi.supervisor.host.Posix;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.OptionalLong;
+import jnr.constants.platform.Signal;
 
 /**
  * Reads {@code /proc/<pid>/stat} only: never {@code cmdline} or {@code environ} of another process,
@@ -58,13 +60,8 @@ public final class ProcProcessTable implements ProcessTable {
 
   @Override
   public void signal(long pid, boolean force) {
-    ProcessHandle.of(pid)
-        .ifPresent(h -> {
-          if (force) {
-            h.destroyForcibly();
-          } else {
-            h.destroy();
-          }
-        });
+    if (pid > 0) {
+      Posix.get().kill(pid, (force ? Signal.SIGKILL : Signal.SIGTERM).intValue());
+    }
   }
 }
