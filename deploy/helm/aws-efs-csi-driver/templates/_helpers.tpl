@@ -43,8 +43,61 @@ app: efs-csi-node
 {{ include "aws-efs-csi-driver.selectorLabels" . }}
 {{- end -}}
 
+{{/*
+The plugin image. A values file copied from the Go driver's chart names the Go driver's image
+(public.ecr.aws/efs-csi-driver/amazon/aws-efs-csi-driver, amazon/aws-efs-csi-driver, EKS' regional
+…/eks/aws-efs-csi-driver): that binary refuses this chart's arguments, so the install fails here.
+*/}}
 {{- define "aws-efs-csi-driver.image" -}}
+{{- if regexMatch "(^|/)aws-efs-csi-driver$" (.Values.image.repository | toString) -}}
+{{- fail (printf "image.repository %s is the Go driver's image, which cannot run this chart's efs-csi-java node and controller (its binary refuses their arguments). Remove image.repository and image.tag from your values (the chart's default is efs-csi-java/efs-csi:%s) or set them to where you pushed efs-csi-java's image (docs/install.md, \"The image\")" .Values.image.repository .Chart.AppVersion) -}}
+{{- end -}}
 {{ .Values.image.repository }}:{{ default .Chart.AppVersion (.Values.image.tag | toString) }}
+{{- end -}}
+
+{{/* A memory quantity ("128Mi", "1G", "134217728") in bytes, as a float; 0 when empty. */}}
+{{- define "aws-efs-csi-driver.bytes" -}}
+{{- $q := . | toString | trim -}}
+{{- if or (eq $q "") (eq $q "<nil>") -}}0{{- else -}}
+{{- $unit := regexFind "[A-Za-z]+$" $q -}}
+{{- $units := dict "" 1 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "K" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 -}}
+{{- mulf (float64 (trimSuffix $unit $q)) (get $units $unit | default 1) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A plugin container whose memory limit is below what it was measured to need (docs/install.md,
+"Memory and CPU"; e.g. Go-sized resources in a copied values file) fails the install, unless
+acknowledgeLowMemoryLimits is true: then it is a warning, printed in NOTES. A GitOps tool shows
+no NOTES, hence a failure first. Candidates as for "aws-efs-csi-driver.resources".
+*/}}
+{{- define "aws-efs-csi-driver.memoryCheck" -}}
+{{- $chosen := dict -}}
+{{- range .candidates -}}
+{{- if and (empty $chosen) . -}}{{- $chosen = . -}}{{- end -}}
+{{- end -}}
+{{- $r := empty $chosen | ternary .default $chosen -}}
+{{- $limit := ((($r | default dict).limits | default dict).memory) -}}
+{{- if $limit -}}
+{{- $bytes := include "aws-efs-csi-driver.bytes" $limit | float64 -}}
+{{- if lt $bytes (mulf .needMi 1048576) -}}
+{{- $why := printf "the %s has a memory limit of %v, below the %vMi it was measured to need (docs/install.md, \"Memory and CPU\"): its JVM sizes its heap from the limit and would be OOM-killed under load. Raise %s.limits.memory, or remove %s to get the chart's default (%s)" .what $limit .needMi .key .key .defaultLimit -}}
+{{- if .root.Values.acknowledgeLowMemoryLimits }}
+WARNING: {{ $why }}.
+{{- else -}}
+{{- fail (printf "%s; or set acknowledgeLowMemoryLimits: true to install it anyway" $why) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Both plugin containers' memory checks (node, then controller when created). */}}
+{{- define "aws-efs-csi-driver.memoryChecks" -}}
+{{- $defaults := .Values.defaultResources | default dict -}}
+{{- include "aws-efs-csi-driver.memoryCheck" (dict "root" . "candidates" (list .Values.node.resources) "default" (get $defaults "node") "what" "node plugin (efs-csi-node, efs-plugin)" "key" "node.resources" "needMi" 160 "defaultLimit" "320Mi") -}}
+{{- if .Values.controller.create -}}
+{{- include "aws-efs-csi-driver.memoryCheck" (dict "root" . "candidates" (list .Values.controller.resources) "default" (get $defaults "controller") "what" "controller (efs-csi-controller, efs-plugin)" "key" "controller.resources" "needMi" 256 "defaultLimit" "320Mi") -}}
+{{- end -}}
 {{- end -}}
 
 {{/* imagePullSecrets: names ("regcred"), as the Go driver's chart takes them, or {name: regcred}. */}}

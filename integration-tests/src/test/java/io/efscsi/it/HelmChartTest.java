@@ -78,6 +78,12 @@ class HelmChartTest {
     if (values != null && !values.equals("defaults")) {
       template = template.withValuesFile(valuesFile(values));
     }
+    if (values != null && values.startsWith("upstream-") && !set.containsKey("image.repository")) {
+      // A copy of the Go chart's values names the Go image, which the chart refuses
+      // (anUpstreamValuesFileStillNamingTheGoImageIsRefused): the one change docs/migration.md
+      // tells an operator to make to it.
+      template = template.set("image.repository", "efs-csi-java/efs-csi").set("image.tag", "");
+    }
     for (var e : set.entrySet()) {
       template = template.set(e.getKey(), e.getValue());
     }
@@ -260,9 +266,124 @@ class HelmChartTest {
 
   /** The message of helm template's refusal of the defaults with {@code set}. */
   private static String refusal(Map<String, Object> set) {
+    return refusal("defaults", set);
+  }
+
+  private static String refusal(String values, Map<String, Object> set) {
     return org.junit.jupiter.api.Assertions.assertThrows(
-            Exception.class, () -> template("defaults", set))
+            Exception.class, () -> template(values, set))
         .getMessage();
+  }
+
+  /**
+   * A values file copied from the Go driver's chart names the Go driver's image, which cannot run
+   * this chart's arguments: the install fails saying what to change, for each of the Go image's
+   * homes (public ECR, Docker Hub, EKS' regional ECR); ours and a private registry's render.
+   */
+  @Test
+  void anUpstreamValuesFileStillNamingTheGoImageIsRefused() {
+    for (String go :
+        List.of(
+            "public.ecr.aws/efs-csi-driver/amazon/aws-efs-csi-driver",
+            "amazon/aws-efs-csi-driver",
+            "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efs-csi-driver")) {
+      String refused = refusal("defaults", Map.of("image.repository", go));
+      assertTrue(
+          refused.contains("image.repository " + go + " is the Go driver's image")
+              && refused.contains("Remove image.repository and image.tag"),
+          refused);
+    }
+    String unchanged =
+        org.junit.jupiter.api.Assertions.assertThrows(
+                Exception.class,
+                () ->
+                    new Helm(CHART)
+                        .template()
+                        .withName("efs")
+                        .withNamespace("kube-system")
+                        .withKubeVersion("1.31.0")
+                        .withValuesFile(valuesFile("upstream-4.4.1-defaults.yaml"))
+                        .call())
+            .getMessage();
+    assertTrue(
+        unchanged.contains(
+            "image.repository public.ecr.aws/efs-csi-driver/amazon/aws-efs-csi-driver is the Go"
+                + " driver's image"),
+        unchanged);
+    DaemonSet mirrored =
+        one(
+            render(
+                "defaults",
+                Map.of("image.repository", "registry.example.com/mirror/efs-csi-java-aws-efs-csi")),
+            DaemonSet.class);
+    assertTrue(
+        container(mirrored.getSpec().getTemplate().getSpec(), "efs-plugin")
+            .getImage()
+            .startsWith("registry.example.com/mirror/efs-csi-java-aws-efs-csi:"));
+  }
+
+  /**
+   * A memory limit below the measured need (Go-sized resources in a copied values file) fails the
+   * install naming the key, the limit and the need, for each plugin container, in every unit form;
+   * acknowledgeLowMemoryLimits installs it anyway; a limit at the need renders.
+   */
+  @Test
+  void aMemoryLimitBelowTheMeasuredNeedIsRefusedUnlessAcknowledged() {
+    for (String low : List.of("128Mi", "150M", "0.1Gi", "134217728")) {
+      String node = refusal(Map.of("node.resources.limits.memory", low));
+      assertTrue(
+          node.contains("node plugin (efs-csi-node, efs-plugin) has a memory limit of " + low)
+              && node.contains("below the 160Mi")
+              && node.contains("node.resources.limits.memory")
+              && node.contains("acknowledgeLowMemoryLimits"),
+          node);
+    }
+    String controller = refusal(Map.of("controller.resources.limits.memory", "200Mi"));
+    assertTrue(controller.contains("below the 256Mi"), controller);
+    assertTrue(controller.contains("controller.resources.limits.memory"), controller);
+    one(
+        render(
+            "defaults",
+            Map.of("node.resources.limits.memory", "128Mi", "acknowledgeLowMemoryLimits", "true")),
+        DaemonSet.class);
+    one(render("defaults", Map.of("node.resources.limits.memory", "160Mi")), DaemonSet.class);
+    // no controller, no controller check
+    one(
+        render(
+            "defaults",
+            Map.of("controller.create", "false", "controller.resources.limits.memory", "64Mi")),
+        DaemonSet.class);
+  }
+
+  /**
+   * The node pod turns Ready through CSI Probe (the liveness-probe sidecar's /healthz), which
+   * answers ready only after the first takeover pass: with the Go chart's empty probes the chart
+   * renders its own readiness and startup probes there; given ones are kept as given.
+   */
+  @Test
+  void theNodePodIsReadyOnlyThroughCsiProbeUnlessProbesAreGiven() {
+    var plugin =
+        container(
+            one(render("defaults"), DaemonSet.class).getSpec().getTemplate().getSpec(),
+            "efs-plugin");
+    assertEquals("/healthz", plugin.getReadinessProbe().getHttpGet().getPath());
+    assertEquals("healthz", plugin.getReadinessProbe().getHttpGet().getPort().getStrVal());
+    assertEquals("/healthz", plugin.getStartupProbe().getHttpGet().getPath());
+    assertEquals(
+        600,
+        plugin.getStartupProbe().getPeriodSeconds()
+            * plugin.getStartupProbe().getFailureThreshold());
+    var given =
+        container(
+            one(
+                    render("defaults", Map.of("node.readinessProbe.exec.command[0]", "true")),
+                    DaemonSet.class)
+                .getSpec()
+                .getTemplate()
+                .getSpec(),
+            "efs-plugin");
+    assertEquals(List.of("true"), given.getReadinessProbe().getExec().getCommand());
+    assertEquals(null, given.getReadinessProbe().getHttpGet());
   }
 
   @Test

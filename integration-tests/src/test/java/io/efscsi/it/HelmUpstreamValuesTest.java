@@ -310,7 +310,9 @@ class HelmUpstreamValuesTest {
     assertEquals(2, dplugin.getLivenessProbe().getPeriodSeconds());
     assertEquals(5, oplugin.getLivenessProbe().getPeriodSeconds());
     assertNull(container(xpod, "efs-plugin").getLivenessProbe());
-    assertNull(dplugin.getReadinessProbe());
+    // empty (the Go chart's default): ours, on /healthz (HelmChartTest has the details)
+    assertEquals("/healthz", dplugin.getReadinessProbe().getHttpGet().getPath());
+    assertEquals(120, dplugin.getStartupProbe().getFailureThreshold());
     assertEquals("/healthz", oplugin.getReadinessProbe().getHttpGet().getPath());
     assertEquals(30, oplugin.getStartupProbe().getFailureThreshold());
     // node.securityContext: the pod's (root by default)
