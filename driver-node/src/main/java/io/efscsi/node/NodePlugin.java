@@ -263,7 +263,21 @@ public final class NodePlugin implements Plugin {
             LOG.error("takeover pass failed (nothing was changed): {}", e.toString());
           }
         };
-    pass.run();
+    try {
+      Takeover.Report r = t.pass(s);
+      LOG.info(
+          "first takeover pass done: {} taken over, {} waiting, {} refused, {} plain; the node"
+              + " reports ready",
+          r.takenOver(),
+          r.waiting(),
+          r.refused(),
+          r.plain());
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.error(
+          "first takeover pass failed (nothing was changed; the node reports ready, the next pass"
+              + " tries again): {}",
+          e.toString());
+    }
     long every = options.supervisor().config().reconcileInterval().toMillis();
     takeoverTimer =
         Executors.newSingleThreadScheduledExecutor(

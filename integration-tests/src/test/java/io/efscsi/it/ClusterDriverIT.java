@@ -327,6 +327,53 @@ class ClusterDriverIT {
         .orElseThrow();
   }
 
+  /**
+   * The node pod turns Ready through CSI Probe (the chart's readiness probe on the liveness-probe
+   * sidecar's /healthz), so not before the plugin's first takeover pass is done: its Ready
+   * condition changed no earlier than the log line that says so (without the gate the pod is Ready
+   * when the container starts, before the JVM has even logged).
+   */
+  @Test
+  @Order(1)
+  void theNodePodIsReadyOnlyOnceItsFirstTakeoverPassIsDone() {
+    Pod pod = nodePod();
+    var ready =
+        pod.getStatus().getConditions().stream()
+            .filter(c -> c.getType().equals("Ready") && c.getStatus().equals("True"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("the node pod is not Ready: " + pod.getStatus()));
+    String log =
+        admin
+            .pods()
+            .inNamespace(NS)
+            .withName(pod.getMetadata().getName())
+            .inContainer("efs-plugin")
+            .getLog();
+    String line =
+        log.lines()
+            .filter(l -> l.contains("first takeover pass done"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no first takeover pass in the log:\n" + log));
+    java.time.Instant passDone = java.time.OffsetDateTime.parse(line.split(" ")[0]).toInstant();
+    java.time.Instant readyAt = java.time.Instant.parse(ready.getLastTransitionTime());
+    java.time.Instant started =
+        java.time.Instant.parse(
+            pod.getStatus().getContainerStatuses().stream()
+                .filter(c -> c.getName().equals("efs-plugin"))
+                .findFirst()
+                .orElseThrow()
+                .getState()
+                .getRunning()
+                .getStartedAt());
+    // the API's times are whole seconds
+    assertTrue(
+        !readyAt.isBefore(passDone.truncatedTo(java.time.temporal.ChronoUnit.SECONDS)),
+        "Ready at " + readyAt + ", first pass done at " + passDone);
+    assertTrue(
+        passDone.isAfter(started),
+        "the plugin started at " + started + " and finished its first pass at " + passDone);
+  }
+
   @Test
   @Order(4)
   void statusAnswersInsideThePodAsTheRunbookSays() throws Exception {

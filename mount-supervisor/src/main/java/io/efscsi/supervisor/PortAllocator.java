@@ -62,6 +62,53 @@ public final class PortAllocator {
     return port >= lower && port <= upper;
   }
 
+  /** What a port of the range is to the allocator, by its rules in the order it checks them. */
+  public enum PortState {
+    /** a proxy of ours holds it */
+    HELD,
+    /** a loopback NFS mount carries it (a mount of someone else's, or an orphan) */
+    MOUNTED,
+    /** something else listens there (the bind probe fails) */
+    LISTENED,
+    /** the allocator would hand it out */
+    FREE
+  }
+
+  /**
+   * The range counted by {@link PortState}: what the port metrics and their alert report, so that
+   * the alert sees the ports the allocator skips (Go-driver mounts left alone, other listeners).
+   */
+  public record Census(int total, int held, int mounted, int listened, int free) {}
+
+  private PortState state(int port, Set<Integer> mountedPorts) {
+    if (held.contains(port)) {
+      return PortState.HELD;
+    }
+    if (mountedPorts.contains(port)) {
+      return PortState.MOUNTED;
+    }
+    return probe.canBind(port) ? PortState.FREE : PortState.LISTENED;
+  }
+
+  /**
+   * Counts the range as {@link #allocate} would see it now (a bind probe per port not held or
+   * mounted: some milliseconds for a thousand ports).
+   *
+   * @param mountedPorts ports carried by loopback NFS mounts in a fresh read of the mount table
+   */
+  public synchronized Census census(Set<Integer> mountedPorts) {
+    int[] n = new int[PortState.values().length];
+    for (int p = lower; p <= upper; p++) {
+      n[state(p, mountedPorts).ordinal()]++;
+    }
+    return new Census(
+        upper - lower + 1,
+        n[PortState.HELD.ordinal()],
+        n[PortState.MOUNTED.ordinal()],
+        n[PortState.LISTENED.ordinal()],
+        n[PortState.FREE.ordinal()]);
+  }
+
   /**
    * Allocates a port that no proxy holds, no mount in {@code mountedPorts} carries, and that binds.
    *
@@ -69,19 +116,12 @@ public final class PortAllocator {
    */
   public synchronized int allocate(Set<Integer> mountedPorts) throws NoFreePortException {
     int size = upper - lower + 1;
-    int blockedByMounts = 0;
-    int blockedByProbe = 0;
+    int[] n = new int[PortState.values().length];
     for (int i = 0; i < size; i++) {
       int p = lower + Math.floorMod(next - lower + i, size);
-      if (held.contains(p)) {
-        continue;
-      }
-      if (mountedPorts.contains(p)) {
-        blockedByMounts++;
-        continue;
-      }
-      if (!probe.canBind(p)) {
-        blockedByProbe++;
+      PortState st = state(p, mountedPorts);
+      if (st != PortState.FREE) {
+        n[st.ordinal()]++;
         continue;
       }
       held.add(p);
@@ -94,11 +134,11 @@ public final class PortAllocator {
             + "-"
             + upper
             + ": "
-            + held.size()
+            + n[PortState.HELD.ordinal()]
             + " held by proxies, "
-            + blockedByMounts
+            + n[PortState.MOUNTED.ordinal()]
             + " carried by loopback NFS mounts, "
-            + blockedByProbe
+            + n[PortState.LISTENED.ordinal()]
             + " in use by other listeners");
   }
 

@@ -475,13 +475,34 @@ public final class ProxySupervisor implements AutoCloseable {
     return asks.stream().map(java.util.concurrent.CompletableFuture::join).toList();
   }
 
-  /** The port range: how many ports a proxy of ours holds, of how many. */
-  public record PortUse(int inUse, int total) {}
+  /**
+   * The port range as the allocator sees it: held by a proxy of ours ({@code inUse}), carried by
+   * another loopback NFS mount, listened on by something else; the rest is free.
+   */
+  public record PortUse(int inUse, int total, int mounted, int listened) {
 
-  /** How much of the port range is held by proxies of ours. */
+    /** Nothing but our proxies in the range. */
+    public PortUse(int inUse, int total) {
+      this(inUse, total, 0, 0);
+    }
+
+    /** What the allocator would hand out. */
+    public int free() {
+      return total - inUse - mounted - listened;
+    }
+  }
+
+  /** The port range counted by the allocator's own rules (a fresh mount table read). */
   public PortUse portUse() {
-    long inRange = ports.held().stream().filter(ports::inRange).count();
-    return new PortUse((int) inRange, config.portUpper() - config.portLower() + 1);
+    Set<Integer> mounted;
+    try {
+      mounted = mountedPorts();
+    } catch (IOException e) {
+      LOG.warn("cannot read the mount table to count the proxy ports: {}", e.getMessage());
+      mounted = Set.of();
+    }
+    PortAllocator.Census c = ports.census(mounted);
+    return new PortUse(c.held(), c.total(), c.mounted(), c.listened());
   }
 
   /** The status of one key's proxy. */

@@ -28,6 +28,27 @@ class PortAllocatorTest {
         e.getMessage());
   }
 
+  /**
+   * The census the port metrics report counts the range by the allocator's rules: its "free" is
+   * what allocate hands out, down to zero exactly when allocate refuses (ports of a Go-driver mount
+   * left alone, or of another listener, are not free).
+   */
+  @Test
+  void theCensusCountsWhatTheAllocatorWouldHandOut() throws Exception {
+    Set<Integer> busy = Set.of(20051);
+    Set<Integer> mounted = Set.of(20050);
+    PortAllocator a = new PortAllocator(20049, 20053, p -> !busy.contains(p));
+    a.hold(20049);
+    assertEquals(new PortAllocator.Census(5, 1, 1, 1, 2), a.census(mounted));
+    a.allocate(mounted);
+    assertEquals(new PortAllocator.Census(5, 2, 1, 1, 1), a.census(mounted));
+    a.allocate(mounted);
+    assertEquals(0, a.census(mounted).free());
+    assertThrows(PortAllocator.NoFreePortException.class, () -> a.allocate(mounted));
+    // a held port that a mount also carries is counted once, as held
+    assertEquals(new PortAllocator.Census(5, 3, 1, 1, 0), a.census(Set.of(20049, 20050)));
+  }
+
   @Test
   void aReleasedPortIsTheLastToBeReused() throws Exception {
     PortAllocator a = new PortAllocator(20049, 20051, p -> true);

@@ -98,9 +98,19 @@ public final class VolumeMetrics implements AutoCloseable {
         .description("ports of the proxy port range by state")
         .tag("state", "in_use")
         .register(registry);
-    Gauge.builder("efs_csi_proxy_ports", this, m -> m.ports.total() - m.ports.inUse())
+    // by the allocator's own rules: "free" is what it would hand out, so the alert on it fires
+    // before staging fails with "no free proxy port"
+    Gauge.builder("efs_csi_proxy_ports", this, m -> m.ports.free())
         .description("ports of the proxy port range by state")
         .tag("state", "free")
+        .register(registry);
+    Gauge.builder("efs_csi_proxy_ports", this, m -> m.ports.mounted())
+        .description("ports of the proxy port range by state")
+        .tag("state", "mounted")
+        .register(registry);
+    Gauge.builder("efs_csi_proxy_ports", this, m -> m.ports.listened())
+        .description("ports of the proxy port range by state")
+        .tag("state", "listened")
         .register(registry);
   }
 

@@ -38,7 +38,8 @@ class VolumeMetricsTest {
 
         @Override
         public ProxySupervisor.PortUse portUse() {
-          return new ProxySupervisor.PortUse(status.size(), 1001);
+          // a Go-driver mount left alone on one port, another listener on two
+          return new ProxySupervisor.PortUse(status.size(), 1001, 1, 2);
         }
 
         @Override
@@ -99,7 +100,10 @@ class VolumeMetricsTest {
     assertEquals(9 << 20, value(r, "efs_csi_volume_proxy_memory_peak_bytes" + labels));
     assertEquals(64 << 20, value(r, "efs_csi_volume_proxy_memory_limit_bytes" + labels));
     assertEquals(3, value(r, "efs_csi_mounts"));
-    assertEquals(1000, value(r, "efs_csi_proxy_ports{state=\"free\"}"));
+    assertEquals(997, value(r, "efs_csi_proxy_ports{state=\"free\"}"));
+    assertEquals(1, value(r, "efs_csi_proxy_ports{state=\"in_use\"}"));
+    assertEquals(1, value(r, "efs_csi_proxy_ports{state=\"mounted\"}"));
+    assertEquals(2, value(r, "efs_csi_proxy_ports{state=\"listened\"}"));
 
     status.set(0, proxy(key, 20049, ProxyStatus.State.BACKOFF, 5, 1));
     usage.clear();
