@@ -213,12 +213,7 @@ public record MountOptions(
           }
           region = Optional.of(value);
         }
-        case "cafile" -> {
-          if (!value.startsWith("/")) {
-            throw invalid(o, "expected an absolute path");
-          }
-          caFile = Optional.of(Path.of(value));
-        }
+        case "cafile" -> caFile = Optional.of(Path.of(absolutePath(o, value)));
         case "verify" -> {
           if (!value.matches("[0-4]")) {
             throw invalid(o, "expected a verification level 0-4 (0 turns verification off)");
@@ -227,12 +222,7 @@ public record MountOptions(
         }
         case "awsprofile" -> awsProfile = Optional.of(nonEmpty(o, value));
         case "rolearn" -> roleArn = Optional.of(nonEmpty(o, value));
-        case "jwtpath" -> {
-          if (!value.startsWith("/")) {
-            throw invalid(o, "expected an absolute path");
-          }
-          jwtPath = Optional.of(value);
-        }
+        case "jwtpath" -> jwtPath = Optional.of(absolutePath(o, value));
         case "tlsport" ->
             warnings.add("mount option " + o + " ignored: the supervisor picks the proxy's port");
         case "ocsp", "noocsp" ->
@@ -321,6 +311,22 @@ public record MountOptions(
           warnings,
           azId);
     }
+  }
+
+  /** An absolute path with nothing a file name cannot hold (a NUL byte, say). */
+  private static String absolutePath(String option, String value) {
+    if (!value.startsWith("/")) {
+      throw invalid(option, "expected an absolute path");
+    }
+    if (value.chars().anyMatch(c -> c == 0 || Character.isISOControl(c))) {
+      throw invalid(option, "expected a path without control characters");
+    }
+    try {
+      Path.of(value);
+    } catch (java.nio.file.InvalidPathException e) {
+      throw invalid(option, "expected a valid path (" + e.getReason() + ")");
+    }
+    return value;
   }
 
   private static String nonEmpty(String option, String value) {

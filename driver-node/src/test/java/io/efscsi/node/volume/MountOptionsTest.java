@@ -109,6 +109,18 @@ class MountOptionsTest {
     assertEquals(message, e.getMessage());
   }
 
+  /** A path option holding a NUL or another control character (VolumeContextFuzzTest found it). */
+  @Test
+  void aPathWithAControlCharacterIsInvalidNotACrash() {
+    for (String o : List.of("cafile=/etc/ca\0.pem", "jwtpath=/var/run/\ntoken", "cafile=/\u007f")) {
+      DriverException e = assertThrows(DriverException.class, () -> parse(o));
+      assertEquals(DriverException.Kind.INVALID_ARGUMENT, e.kind());
+      assertTrue(
+          e.getMessage().endsWith("is invalid: expected a path without control characters"),
+          e.getMessage());
+    }
+  }
+
   /** What mount(8) would do instead of an NFS mount of the volume: each name, in any case/form. */
   @ParameterizedTest
   @CsvSource(

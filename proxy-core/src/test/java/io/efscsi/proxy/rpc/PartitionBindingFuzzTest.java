@@ -127,12 +127,19 @@ class PartitionBindingFuzzTest {
     };
   }
 
-  /** The kind in "unknown bind response N", or -1 when the message is the server's own. */
+  /**
+   * The kind in "unknown bind response N" as this proxy writes it (N in canonical form), or -1 when
+   * the message is the server's own ("…response 0010" is a server's text, not kind 10).
+   */
   private static int unknownKind(String message) {
     String prefix = "unknown bind response ";
+    if (!message.startsWith(prefix)) {
+      return -1;
+    }
+    String n = message.substring(prefix.length());
     try {
-      int kind = Integer.parseInt(message.substring(Math.min(prefix.length(), message.length())));
-      return message.startsWith(prefix) && (kind < 0 || kind > 4) ? kind : -1;
+      int kind = Integer.parseInt(n);
+      return Integer.toString(kind).equals(n) && (kind < 0 || kind > 4) ? kind : -1;
     } catch (NumberFormatException e) {
       return -1;
     }
