@@ -146,11 +146,10 @@ public final class DirectoryCleanup implements AutoCloseable {
             new FixedNodeMetadata(
                 IssuedCertificates.commonName(), region, Optional.empty(), "controller"),
             new MountTargetResolver(
-                new InetAddressHostResolver(InetAddressHostResolver.DEFAULT_TIMEOUT), NO_LOOKUP));
-    return NodePlugin.withPort(
-        planner.plan(
-            fileSystemId, Map.of("mounttargetip", mountTargetIp), List.of("tls", "iam"), false),
-        options.mountTargetPort());
+                new InetAddressHostResolver(InetAddressHostResolver.DEFAULT_TIMEOUT), NO_LOOKUP),
+            options.mountTargetPort());
+    return planner.plan(
+        fileSystemId, Map.of("mounttargetip", mountTargetIp), List.of("tls", "iam"), false);
   }
 
   /** The mount target is always given: no EFS/EC2 lookups from here. */

@@ -11,7 +11,6 @@ import io.efscsi.node.events.PublishedPods;
 import io.efscsi.node.takeover.Takeover;
 import io.efscsi.node.volume.AwsMountTargetLookup;
 import io.efscsi.node.volume.InetAddressHostResolver;
-import io.efscsi.node.volume.MountPlan;
 import io.efscsi.node.volume.MountPlanner;
 import io.efscsi.node.volume.MountTargetResolver;
 import io.efscsi.node.volume.OptionFiles;
@@ -84,7 +83,8 @@ public final class NodePlugin implements Plugin {
             options.mountDefaults(),
             metadata,
             new MountTargetResolver(
-                new InetAddressHostResolver(InetAddressHostResolver.DEFAULT_TIMEOUT), lookup));
+                new InetAddressHostResolver(InetAddressHostResolver.DEFAULT_TIMEOUT), lookup),
+            options.mountTargetPort());
     Supplier<ProxySupervisor> supervisors =
         () ->
             supervisor()
@@ -107,9 +107,7 @@ public final class NodePlugin implements Plugin {
                             volumeId, PodEvents.Type.Warning, "StageFailed", why))));
     this.service =
         new NodeService(
-            (id, ctx, flags, ro) ->
-                OptionFiles.check(
-                    withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort())),
+            (id, ctx, flags, ro) -> OptionFiles.check(planner.plan(id, ctx, flags, ro)),
             new PathConfinement(options.kubeletRootDir(), mounts),
             staging,
             new PublishMounts(mounter, mounts, UNMOUNT_WAIT, this::unpublished, this::takenOver),
@@ -130,14 +128,6 @@ public final class NodePlugin implements Plugin {
             options.maxInflightMountCalls(),
             options.volumeAttachLimit(),
             options.volMetricsOptIn());
-  }
-
-  /** The mount target port, when it is not the standard one (tests, NFS gateways). */
-  static MountPlan withPort(MountPlan p, int port) {
-    if (p.upstreamPort() == port) {
-      return p;
-    }
-    return p.withUpstreamPort(port);
   }
 
   @Override
