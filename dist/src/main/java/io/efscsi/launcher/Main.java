@@ -128,7 +128,7 @@ public final class Main {
       ControllerOptions controller = ControllerOptions.from(flags);
       if (controller.deleteAccessPointRootDir()) {
         // Root directories are removed through the node's mount path: a proxy and an NFS mount.
-        cleanup = Optional.of(new DirectoryCleanup(NodeOptions.from(flags)));
+        cleanup = Optional.of(NodePlugin.directoryCleanup(NodeOptions.from(flags)));
       }
       plugins.add(
           new ControllerPlugin(

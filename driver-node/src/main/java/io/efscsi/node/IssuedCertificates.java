@@ -1,13 +1,16 @@
 package io.efscsi.node;
 
+import io.efscsi.common.BuildInfo;
 import io.efscsi.node.iam.CertificateRenewer;
 import io.efscsi.node.iam.ClientCertificates;
+import io.efscsi.node.iam.CredentialsProviders;
 import io.efscsi.node.volume.MountPlan;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.InstantSource;
 import java.util.HexFormat;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -161,6 +164,15 @@ final class IssuedCertificates implements ClientCertificateSource {
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /** The issuer of this driver's certificates: efs-utils' common name, our client info. */
+  static ClientCertificates issuer(CredentialsProviders credentials, InstantSource clock) {
+    return new ClientCertificates(
+        commonName(),
+        new ClientCertificates.ClientInfo("k8s", BuildInfo.load().version()),
+        credentials,
+        clock);
   }
 
   /** efs-utils uses the host name (at most 64 characters) as the certificate's common name. */

@@ -1,32 +1,31 @@
 package io.efscsi.node;
 
-import io.efscsi.common.BuildInfo;
 import io.efscsi.common.error.DriverException;
 import io.efscsi.node.cloud.NodeMetadata;
 import io.efscsi.node.cloud.NodeMetadataChain;
+import io.efscsi.node.iam.CertificateAdoption;
 import io.efscsi.node.iam.CertificateRenewer;
 import io.efscsi.node.iam.ClientCertificates;
 import io.efscsi.node.iam.SdkCredentialsProviders;
-import io.efscsi.node.k8s.NotReadyTaintRemover;
+import io.efscsi.node.takeover.AdoptedCertificates;
+import io.efscsi.node.takeover.TakeoverCertificates;
 import io.efscsi.node.volume.MountPlan;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.Map;
+import java.util.Collection;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.function.Function;
+import org.slf4j.LoggerFactory;
 
 /**
- * The node's cloud-facing parts: its metadata (IMDS, else the Node object, else the environment),
- * the TLS client certificates of the proxies (with renewal), and the startup taint's removal. The
- * Kubernetes API is used only inside a cluster ({@code KUBERNETES_SERVICE_HOST} set).
+ * The node's cloud-facing parts: its metadata (from the chain it is given: IMDS, else the Node
+ * object, else the environment) and, once the region is known, the TLS client certificates of the
+ * proxies (with renewal) on that region's IAM credentials.
  */
 final class NodeCloud implements AutoCloseable {
 
@@ -36,46 +35,45 @@ final class NodeCloud implements AutoCloseable {
   /** What a call's deadline keeps for the answer itself after waiting for the metadata. */
   private static final Duration ANSWER_MARGIN = Duration.ofMillis(500);
 
-  private final Map<String, String> env;
+  /** What is known once the metadata is: the region's credentials, certificates and renewer. */
+  private record Resolved(
+      NodeMetadata metadata,
+      SdkCredentialsProviders credentials,
+      ClientCertificates certificates,
+      CertificateRenewer renewer) {}
+
+  private final NodeMetadataChain chain;
+  private final Function<String, SdkCredentialsProviders> credentials;
+  private final InstantSource clock;
   private final CountDownLatch known = new CountDownLatch(1);
-  private volatile NodeMetadataChain chain;
   private volatile String lastFailure;
-  private volatile NodeMetadata metadata;
-  private volatile SdkCredentialsProviders credentials;
-  private volatile CertificateRenewer renewer;
-  private volatile ClientCertificates certificates;
-  private volatile NotReadyTaintRemover taint;
-  private KubernetesClient eventsClient;
-  private final io.efscsi.node.events.PublishedPods publishedPods;
+  private volatile Resolved resolved;
 
   /**
-   * @param publishedPods the pods NodePublishVolume named (events go on them)
+   * @param chain the metadata sources, one chain for the process (each source's failure is logged
+   *     once, not at every retry)
+   * @param credentials the IAM credentials of a region; asked once, when the region is known
+   * @param clock for the certificates' validity
    */
-  NodeCloud(Map<String, String> env, io.efscsi.node.events.PublishedPods publishedPods) {
-    this.env = env;
-    this.publishedPods = publishedPods;
-  }
-
-  private Supplier<KubernetesClient> kubernetes() {
-    return () -> {
-      if (!env.containsKey("KUBERNETES_SERVICE_HOST")) {
-        throw new KubernetesClientException(
-            "not running inside a Kubernetes cluster (KUBERNETES_SERVICE_HOST is not set)");
-      }
-      return new KubernetesClientBuilder().build();
-    };
+  NodeCloud(
+      NodeMetadataChain chain,
+      Function<String, SdkCredentialsProviders> credentials,
+      InstantSource clock) {
+    this.chain = chain;
+    this.credentials = credentials;
+    this.clock = clock;
   }
 
   /**
    * Resolves the metadata (blocking, about a second at worst); throws when no source answers, and
-   * remembers why for the calls that wait on it. One chain for the process, so that each source's
-   * failure is logged once, not at every retry.
+   * remembers why for the calls that wait on it.
    */
-  synchronized void resolveMetadata() {
-    if (metadata == null) {
-      if (chain == null) {
-        chain = NodeMetadataChain.standard(env, kubernetes());
-      }
+  void resolveMetadata() {
+    resolved();
+  }
+
+  private synchronized Resolved resolved() {
+    if (resolved == null) {
       NodeMetadata m;
       try {
         m = chain.resolve();
@@ -83,36 +81,15 @@ final class NodeCloud implements AutoCloseable {
         lastFailure = e.getMessage();
         throw e;
       }
-      credentials = new SdkCredentialsProviders(m.region());
-      certificates =
-          new ClientCertificates(
-              IssuedCertificates.commonName(),
-              new ClientCertificates.ClientInfo("k8s", BuildInfo.load().version()),
-              credentials,
-              InstantSource.system());
-      renewer = new CertificateRenewer(certificates, InstantSource.system());
+      SdkCredentialsProviders c = credentials.apply(m.region());
+      ClientCertificates certificates = IssuedCertificates.issuer(c, clock);
+      CertificateRenewer renewer = new CertificateRenewer(certificates, clock);
       renewer.start();
-      ClientCertificates c = certificates;
-      Thread.ofVirtual().name("client-key").start(c::warmUp);
-      metadata = m;
+      Thread.ofVirtual().name("client-key").start(certificates::warmUp);
+      resolved = new Resolved(m, c, certificates, renewer);
       known.countDown();
     }
-  }
-
-  /** Starts removing the agent-not-ready taint once the kubelet registered the driver. */
-  void startTaintRemover() {
-    if (!env.containsKey("KUBERNETES_SERVICE_HOST")) {
-      return;
-    }
-    NotReadyTaintRemover.nodeToWatch(env)
-        .ifPresent(node -> {
-          taint =
-              new NotReadyTaintRemover(
-                  new KubernetesClientBuilder().build(),
-                  node,
-                  NotReadyTaintRemover.Backoff.DEFAULT);
-          taint.start();
-        });
+    return resolved;
   }
 
   /**
@@ -123,17 +100,17 @@ final class NodeCloud implements AutoCloseable {
   NodeMetadata metadata() {
     return new NodeMetadata() {
       private NodeMetadata get() {
-        NodeMetadata m = metadata;
-        if (m == null && awaitMetadata(waitBudget(Context.current().getDeadline()))) {
-          m = metadata;
+        Resolved r = resolved;
+        if (r == null && awaitMetadata(waitBudget(Context.current().getDeadline()))) {
+          r = resolved;
         }
-        if (m == null) {
+        if (r == null) {
           String why = lastFailure;
           throw DriverException.unavailable(
               "the node plugin is starting: its node metadata is not known yet%s",
               why == null ? " (still resolving)" : ": " + why);
         }
-        return m;
+        return r.metadata();
       }
 
       @Override
@@ -184,95 +161,48 @@ final class NodeCloud implements AutoCloseable {
         if (!plan.tls()) {
           return Optional.empty();
         }
-        resolveMetadata();
-        return issued().forPlan(plan, dir);
+        return issued(resolved()).forPlan(plan, dir);
       }
 
       @Override
       public void forget(String proxyKey, Path dir) {
-        new IssuedCertificates(certificates, Optional.ofNullable(renewer), "")
+        Optional<Resolved> r = Optional.ofNullable(resolved);
+        new IssuedCertificates(
+                r.map(Resolved::certificates).orElse(null), r.map(Resolved::renewer), "")
             .forget(proxyKey, dir);
       }
     };
   }
 
-  /** Certificates of taken-over mounts (after {@link #resolveMetadata}). */
-  io.efscsi.node.takeover.TakeoverCertificates takeoverCertificates(
-      io.efscsi.node.takeover.AdoptedCertificates.Root root) {
-    resolveMetadata();
-    return new io.efscsi.node.takeover.AdoptedCertificates(
-        new io.efscsi.node.iam.CertificateAdoption(certificates, InstantSource.system()),
-        Optional.of(renewer),
-        root);
-  }
-
-  /**
-   * Where takeover news goes: the log, and Events (on the pods, else the Node) when the plugin runs
-   * in a cluster ({@code KUBERNETES_SERVICE_HOST} and {@code CSI_NODE_NAME} set).
-   */
-  io.efscsi.node.takeover.TakeoverEvents takeoverEvents() {
-    return events()
-        .<io.efscsi.node.takeover.TakeoverEvents>map(io.efscsi.node.takeover.PodTakeoverEvents::new)
-        .orElse(io.efscsi.node.takeover.TakeoverEvents.LOG);
-  }
-
-  /** Kubernetes Events, when running in a cluster with the node's name known; one for all. */
-  synchronized java.util.Optional<io.efscsi.node.events.PodEvents> events() {
-    String node = env.getOrDefault("CSI_NODE_NAME", "").strip();
-    if (!env.containsKey("KUBERNETES_SERVICE_HOST") || node.isEmpty()) {
-      return java.util.Optional.empty();
-    }
-    if (events == null) {
-      events =
-          new io.efscsi.node.events.PodEvents(
-              new io.efscsi.node.events.KubernetesEventApi(this::eventsClient),
-              publishedPods,
-              node,
-              java.time.Clock.systemUTC());
-    }
-    return java.util.Optional.of(events);
-  }
-
-  private io.efscsi.node.events.PodEvents events;
-
-  private synchronized KubernetesClient eventsClient() {
-    if (eventsClient == null) {
-      eventsClient = kubernetes().get();
-    }
-    return eventsClient;
+  /** Certificates of taken-over mounts (the metadata is resolved first). */
+  TakeoverCertificates takeoverCertificates(AdoptedCertificates.Root root) {
+    Resolved r = resolved();
+    return new AdoptedCertificates(
+        new CertificateAdoption(r.certificates(), clock), Optional.of(r.renewer()), root);
   }
 
   /**
    * Renews again the certificates of the adopted proxies with these keys (after a plugin restart).
    */
-  void resumeRenewals(Path certificateDir, java.util.Collection<String> proxyKeys) {
-    resolveMetadata();
-    int n = issued().resume(certificateDir, proxyKeys);
+  void resumeRenewals(Path certificateDir, Collection<String> proxyKeys) {
+    int n = issued(resolved()).resume(certificateDir, proxyKeys);
     if (n > 0) {
-      org.slf4j.LoggerFactory.getLogger(NodeCloud.class)
+      LoggerFactory.getLogger(NodeCloud.class)
           .info("renewing the client certificates of {} adopted proxies again", n);
     }
   }
 
-  private IssuedCertificates issued() {
-    return new IssuedCertificates(certificates, Optional.of(renewer), metadata.region());
+  private static IssuedCertificates issued(Resolved r) {
+    return new IssuedCertificates(
+        r.certificates(), Optional.of(r.renewer()), r.metadata().region());
   }
 
   @Override
   public void close() {
-    if (taint != null) {
-      taint.close();
-    }
-    synchronized (this) {
-      if (eventsClient != null) {
-        eventsClient.close();
-      }
-    }
-    if (renewer != null) {
-      renewer.close();
-    }
-    if (credentials != null) {
-      credentials.close();
+    Resolved r = resolved;
+    if (r != null) {
+      r.renewer().close();
+      r.credentials().close();
     }
   }
 }

@@ -5,12 +5,17 @@ import io.efscsi.common.error.DriverException;
 import io.efscsi.common.identity.IdentityService.Capability;
 import io.efscsi.common.identity.Readiness;
 import io.efscsi.node.cloud.NodeMetadata;
+import io.efscsi.node.cloud.NodeMetadataChain;
+import io.efscsi.node.events.KubernetesEventApi;
 import io.efscsi.node.events.PodEvents;
 import io.efscsi.node.events.ProxyEvents;
 import io.efscsi.node.events.PublishedPods;
+import io.efscsi.node.k8s.InClusterClient;
+import io.efscsi.node.k8s.NotReadyTaintRemover;
+import io.efscsi.node.takeover.PodTakeoverEvents;
 import io.efscsi.node.takeover.Takeover;
+import io.efscsi.node.takeover.TakeoverEvents;
 import io.efscsi.node.volume.AwsMountTargetLookup;
-import io.efscsi.node.volume.InetAddressHostResolver;
 import io.efscsi.node.volume.MountPlanner;
 import io.efscsi.node.volume.MountTargetResolver;
 import io.efscsi.node.volume.OptionFiles;
@@ -18,18 +23,15 @@ import io.efscsi.node.volume.VolumeHandle;
 import io.efscsi.supervisor.PortAllocator;
 import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
-import io.efscsi.supervisor.Supervisors;
-import io.efscsi.supervisor.host.CommandMounter;
 import io.efscsi.supervisor.host.MountPoints;
 import io.efscsi.supervisor.host.MountTable;
 import io.efscsi.supervisor.host.Mounter;
-import io.efscsi.supervisor.host.ProcMountTable;
-import io.efscsi.supervisor.host.Unmounter;
 import io.grpc.BindableService;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -51,39 +53,62 @@ public final class NodePlugin implements Plugin {
 
   private static final Logger LOG = LoggerFactory.getLogger(NodePlugin.class);
 
-  private static final Duration MOUNT_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration UNMOUNT_WAIT = Duration.ofSeconds(10);
   private static final Duration STATFS_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration RETRY = Duration.ofSeconds(2);
+
+  /** What a supervisor without events is told (outside a cluster; the cleanup mounts'). */
+  private static final ProxySupervisor.Listener NO_LISTENER = new ProxySupervisor.Listener() {};
 
   private final NodeOptions options;
-  private final NodeService service;
-  private final AwsMountTargetLookup lookup;
-  private final NodeCloud cloud;
+  private final Map<String, String> env;
+  private final Clock clock = Clock.systemUTC();
+  private final MountTable mountTable = HostAdapters.mountTable();
   private final Mounter mounter;
-  private final MountTable mountTable = new ProcMountTable(ProcMountTable.SELF);
-  private static final Duration RETRY = Duration.ofSeconds(2);
+  private final AwsMountTargetLookup lookup = HostAdapters.mountTargetLookup();
+  private final InClusterClient kubernetes;
+  private final NodeCloud cloud;
+  private final Optional<PodEvents> events;
+  private final Optional<ProxyEvents> proxyEvents;
+  private final NodeService service;
 
   private volatile ProxySupervisor supervisor;
   private volatile Takeover takeover;
   private volatile boolean closed;
   private volatile MeterRegistry registry;
   private Thread starter;
+  private volatile NotReadyTaintRemover taint;
   private volatile ScheduledExecutorService takeoverTimer;
   private volatile AutoCloseable volumeMetrics;
-  private volatile ProxyEvents proxyEventsSender;
 
+  /**
+   * The node's object graph, on this host's real adapters ({@link HostAdapters}), each made once
+   * here and passed to the parts that use it; the supervisor is made at start.
+   */
   public NodePlugin(NodeOptions options, Map<String, String> env) {
     this.options = options;
-    this.lookup = new AwsMountTargetLookup();
+    this.env = env;
+    this.mounter = HostAdapters.mounter(options);
+    this.kubernetes = HostAdapters.kubernetes(env);
+    this.cloud =
+        new NodeCloud(
+            NodeMetadataChain.standard(env, kubernetes),
+            HostAdapters.credentials(),
+            InstantSource.system());
     PublishedPods publishedPods = new PublishedPods();
-    this.cloud = new NodeCloud(env, publishedPods);
+    String nodeName = env.getOrDefault("CSI_NODE_NAME", "").strip();
+    this.events =
+        kubernetes.inCluster() && !nodeName.isEmpty()
+            ? Optional.of(
+                new PodEvents(new KubernetesEventApi(kubernetes), publishedPods, nodeName, clock))
+            : Optional.empty();
+    this.proxyEvents = events.map(e -> new ProxyEvents(e, mountTable));
     NodeMetadata metadata = cloud.metadata();
     MountPlanner planner =
         new MountPlanner(
             options.mountDefaults(),
             metadata,
-            new MountTargetResolver(
-                new InetAddressHostResolver(InetAddressHostResolver.DEFAULT_TIMEOUT), lookup),
+            new MountTargetResolver(HostAdapters.hosts(), lookup),
             options.mountTargetPort());
     Supplier<ProxySupervisor> supervisors =
         () ->
@@ -93,18 +118,13 @@ public final class NodePlugin implements Plugin {
                         "the node plugin is starting: its proxy supervisor has not adopted"
                             + " the state dir yet"));
     MountPoints mounts = new MountPoints(mountTable);
-    this.mounter =
-        new CommandMounter(options.nfsMountCommand(), MOUNT_TIMEOUT, options.unmountTimeout());
     StagingMounts staging =
         new StagingMounts(supervisors, mounter, mounts, cloud.certificates(), UNMOUNT_WAIT);
-    cloud
-        .events()
-        .ifPresent(e ->
-            staging.onStageFailure((volumeId, why) ->
-                Thread.ofVirtual()
-                    .start(() ->
-                        e.recordOnVolumeHandle(
-                            volumeId, PodEvents.Type.Warning, "StageFailed", why))));
+    events.ifPresent(e ->
+        staging.onStageFailure((volumeId, why) ->
+            Thread.ofVirtual()
+                .start(() ->
+                    e.recordOnVolumeHandle(volumeId, PodEvents.Type.Warning, "StageFailed", why))));
     this.service =
         new NodeService(
             (id, ctx, flags, ro) -> OptionFiles.check(planner.plan(id, ctx, flags, ro)),
@@ -121,13 +141,38 @@ public final class NodePlugin implements Plugin {
                             options.volMetricsRefreshPeriod(),
                             options.volMetricsFsRateLimit(),
                             Duration.ofMinutes(30),
-                            java.time.Clock.systemUTC()))
+                            clock))
                     : Optional.empty()),
             publishedPods,
             metadata,
             options.maxInflightMountCalls(),
             options.volumeAttachLimit(),
             options.volMetricsOptIn());
+  }
+
+  /**
+   * The controller's cleanup mounts ({@code --delete-access-point-root-dir}) on this host's real
+   * adapters: a mount command and mount table reader of their own, DNS (the mount target's address
+   * is given: no AWS lookups), the IAM credentials of each region, and a supervisor on their own
+   * state dir ({@code <state-dir>/controller}), so that in the one-process {@code all} mode it
+   * never touches the node's proxies. The launcher makes it (the controller side uses it).
+   */
+  public static DirectoryCleanup directoryCleanup(NodeOptions options) {
+    Path stateDir = options.stateDir().resolve("controller");
+    Mounter mounter = HostAdapters.mounter(options);
+    SupervisorOptions o = options.supervisor();
+    SupervisorOptions own =
+        new SupervisorOptions(
+            o.config().withStateDir(stateDir), o.cgroupMode(), o.cgroupRoot(), o.cgroupParent());
+    return new DirectoryCleanup(
+        stateDir,
+        options.mountDefaults(),
+        options.mountTargetPort(),
+        mounter,
+        new MountPoints(HostAdapters.mountTable()),
+        HostAdapters.hosts(),
+        HostAdapters.credentials(),
+        () -> HostAdapters.supervisor(own, mounter, NO_LISTENER));
   }
 
   @Override
@@ -160,10 +205,25 @@ public final class NodePlugin implements Plugin {
             .name("node-start")
             .start(() -> {
               if (resolveMetadata(metadata)) {
-                cloud.startTaintRemover();
+                startTaintRemover();
                 startSupervisor(gate);
               }
             });
+  }
+
+  /** Starts removing the agent-not-ready taint once the kubelet registered the driver. */
+  private void startTaintRemover() {
+    if (!kubernetes.inCluster()) {
+      return;
+    }
+    NotReadyTaintRemover.nodeToWatch(env)
+        .ifPresent(node -> {
+          NotReadyTaintRemover t =
+              new NotReadyTaintRemover(
+                  kubernetes.get(), node, NotReadyTaintRemover.Backoff.DEFAULT);
+          taint = t;
+          t.start();
+        });
   }
 
   /** Resolves the node metadata, retrying while no source answers; false when closed first. */
@@ -196,7 +256,11 @@ public final class NodePlugin implements Plugin {
     String lastReason = null;
     while (!closed) {
       try {
-        ProxySupervisor s = newSupervisor(options.supervisor(), mounter, proxyEvents());
+        ProxySupervisor s =
+            HostAdapters.supervisor(
+                options.supervisor(),
+                mounter,
+                proxyEvents.<ProxySupervisor.Listener>map(p -> p).orElse(NO_LISTENER));
         s.start();
         MeterRegistry r = registry;
         if (r != null) {
@@ -242,8 +306,8 @@ public final class NodePlugin implements Plugin {
             mountTable,
             port -> !PortAllocator.loopbackBindable(port),
             cloud.takeoverCertificates(s::certificateDir),
-            cloud.takeoverEvents(),
-            Clock.systemUTC());
+            events.<TakeoverEvents>map(PodTakeoverEvents::new).orElse(TakeoverEvents.LOG),
+            clock);
     takeover = t;
     Runnable pass =
         () -> {
@@ -283,46 +347,6 @@ public final class NodePlugin implements Plugin {
     }
   }
 
-  /** Events about proxies on the pods they serve and on the Node, when in a cluster. */
-  private ProxySupervisor.Listener proxyEvents() {
-    Optional<PodEvents> e = cloud.events();
-    if (proxyEventsSender != null) {
-      return proxyEventsSender;
-    }
-    if (e.isEmpty()) {
-      return new ProxySupervisor.Listener() {};
-    }
-    ProxyEvents p = new ProxyEvents(e.get(), mountTable);
-    proxyEventsSender = p;
-    return p;
-  }
-
-  /** The supervisor on this host's real adapters; only here. */
-  static ProxySupervisor newSupervisor(
-      SupervisorOptions o, Unmounter unmounter, ProxySupervisor.Listener listener)
-      throws java.io.IOException {
-    return Supervisors.onThisHost(o.config(), o.cgroups(), home(), unmounter, listener);
-  }
-
-  /** The distribution root: {@code efscsi.home} (set by bin/efs-csi), else from our jar's place. */
-  static Path home() throws java.io.IOException {
-    String prop = System.getProperty("efscsi.home");
-    if (prop != null && !prop.isBlank()) {
-      return Path.of(prop);
-    }
-    try {
-      Path jar =
-          Path.of(NodePlugin.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-      if (jar.getParent() != null && jar.getParent().getFileName().toString().equals("lib")) {
-        return jar.getParent().getParent();
-      }
-    } catch (java.net.URISyntaxException | SecurityException e) {
-      // fall through
-    }
-    throw new java.io.IOException(
-        "cannot find the distribution (lib/proxy): set -Defscsi.home or run bin/efs-csi");
-  }
-
   /** The supervisor once started (the Node service's way to proxies). */
   public Optional<ProxySupervisor> supervisor() {
     return Optional.ofNullable(supervisor);
@@ -332,7 +356,12 @@ public final class NodePlugin implements Plugin {
   public void close() {
     closed = true;
     lookup.close();
+    NotReadyTaintRemover t = taint;
+    if (t != null) {
+      t.close();
+    }
     cloud.close();
+    kubernetes.close();
     if (starter != null) {
       starter.interrupt();
     }
@@ -344,10 +373,7 @@ public final class NodePlugin implements Plugin {
         LOG.debug("volume metrics did not stop: {}", e.toString());
       }
     }
-    ProxyEvents sender = proxyEventsSender;
-    if (sender != null) {
-      sender.close();
-    }
+    proxyEvents.ifPresent(ProxyEvents::close);
     ScheduledExecutorService timer = takeoverTimer;
     if (timer != null) {
       timer.shutdownNow();
