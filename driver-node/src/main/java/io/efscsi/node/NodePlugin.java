@@ -4,14 +4,25 @@ import io.efscsi.common.Plugin;
 import io.efscsi.common.error.DriverException;
 import io.efscsi.common.identity.IdentityService.Capability;
 import io.efscsi.common.identity.Readiness;
-import io.efscsi.node.cloud.NodeMetadata;
+import io.efscsi.node.cleanup.DirectoryCleanup;
+import io.efscsi.node.cloud.DeferredNodeMetadata;
 import io.efscsi.node.cloud.NodeMetadataChain;
 import io.efscsi.node.events.KubernetesEventApi;
 import io.efscsi.node.events.PodEvents;
 import io.efscsi.node.events.ProxyEvents;
 import io.efscsi.node.events.PublishedPods;
+import io.efscsi.node.iam.NodeCertificates;
 import io.efscsi.node.k8s.InClusterClient;
 import io.efscsi.node.k8s.NotReadyTaintRemover;
+import io.efscsi.node.metrics.SupervisorMetrics;
+import io.efscsi.node.mounts.PublishMounts;
+import io.efscsi.node.mounts.StagingMounts;
+import io.efscsi.node.paths.PathConfinement;
+import io.efscsi.node.paths.StateDirCheck;
+import io.efscsi.node.stats.UsageWalks;
+import io.efscsi.node.stats.VolumeHealth;
+import io.efscsi.node.stats.VolumeStats;
+import io.efscsi.node.takeover.AdoptedCertificates;
 import io.efscsi.node.takeover.PodTakeoverEvents;
 import io.efscsi.node.takeover.Takeover;
 import io.efscsi.node.takeover.TakeoverEvents;
@@ -31,7 +42,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -67,7 +77,8 @@ public final class NodePlugin implements Plugin {
   private final Mounter mounter;
   private final AwsMountTargetLookup lookup = HostAdapters.mountTargetLookup();
   private final InClusterClient kubernetes;
-  private final NodeCloud cloud;
+  private final DeferredNodeMetadata metadata;
+  private final NodeCertificates certificates;
   private final Optional<PodEvents> events;
   private final Optional<ProxyEvents> proxyEvents;
   private final NodeService service;
@@ -90,11 +101,9 @@ public final class NodePlugin implements Plugin {
     this.env = env;
     this.mounter = HostAdapters.mounter(options);
     this.kubernetes = HostAdapters.kubernetes(env);
-    this.cloud =
-        new NodeCloud(
-            NodeMetadataChain.standard(env, kubernetes),
-            HostAdapters.credentials(),
-            InstantSource.system());
+    this.metadata = new DeferredNodeMetadata(NodeMetadataChain.standard(env, kubernetes));
+    this.certificates =
+        new NodeCertificates(() -> metadata.resolve().region(), HostAdapters.credentials(), clock);
     PublishedPods publishedPods = new PublishedPods();
     String nodeName = env.getOrDefault("CSI_NODE_NAME", "").strip();
     this.events =
@@ -103,7 +112,6 @@ public final class NodePlugin implements Plugin {
                 new PodEvents(new KubernetesEventApi(kubernetes), publishedPods, nodeName, clock))
             : Optional.empty();
     this.proxyEvents = events.map(e -> new ProxyEvents(e, mountTable));
-    NodeMetadata metadata = cloud.metadata();
     MountPlanner planner =
         new MountPlanner(
             options.mountDefaults(),
@@ -119,7 +127,7 @@ public final class NodePlugin implements Plugin {
                             + " the state dir yet"));
     MountPoints mounts = new MountPoints(mountTable);
     StagingMounts staging =
-        new StagingMounts(supervisors, mounter, mounts, cloud.certificates(), UNMOUNT_WAIT);
+        new StagingMounts(supervisors, mounter, mounts, certificates, UNMOUNT_WAIT);
     events.ifPresent(e ->
         staging.onStageFailure((volumeId, why) ->
             Thread.ofVirtual()
@@ -198,13 +206,13 @@ public final class NodePlugin implements Plugin {
   @Override
   public void start(Readiness readiness) {
     readiness.add(new StateDirCheck(options.stateDir()));
-    Readiness.Gate metadata = readiness.gate("node metadata", "node metadata not resolved yet");
+    Readiness.Gate known = readiness.gate("node metadata", "node metadata not resolved yet");
     Readiness.Gate gate = readiness.gate("proxy supervisor", "proxy supervisor not started yet");
     starter =
         Thread.ofVirtual()
             .name("node-start")
             .start(() -> {
-              if (resolveMetadata(metadata)) {
+              if (resolveMetadata(known)) {
                 startTaintRemover();
                 startSupervisor(gate);
               }
@@ -231,7 +239,8 @@ public final class NodePlugin implements Plugin {
     String lastReason = null;
     while (!closed) {
       try {
-        cloud.resolveMetadata();
+        metadata.resolve();
+        certificates.prepare();
         gate.open();
         return true;
       } catch (RuntimeException e) {
@@ -268,7 +277,7 @@ public final class NodePlugin implements Plugin {
         }
         supervisor = s;
         try {
-          cloud.resumeRenewals(
+          certificates.resumeRenewals(
               s.certificateDir(), s.status().stream().map(ProxyStatus::key).toList());
         } catch (RuntimeException e) {
           LOG.error(
@@ -305,7 +314,8 @@ public final class NodePlugin implements Plugin {
             options.takeover(),
             mountTable,
             port -> !PortAllocator.loopbackBindable(port),
-            cloud.takeoverCertificates(s::certificateDir),
+            new AdoptedCertificates(
+                certificates.adoption(), Optional.of(certificates.renewer()), s::certificateDir),
             events.<TakeoverEvents>map(PodTakeoverEvents::new).orElse(TakeoverEvents.LOG),
             clock);
     takeover = t;
@@ -360,7 +370,7 @@ public final class NodePlugin implements Plugin {
     if (t != null) {
       t.close();
     }
-    cloud.close();
+    certificates.close();
     kubernetes.close();
     if (starter != null) {
       starter.interrupt();

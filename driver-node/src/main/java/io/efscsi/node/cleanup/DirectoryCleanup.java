@@ -1,8 +1,11 @@
-package io.efscsi.node;
+package io.efscsi.node.cleanup;
 
 import io.efscsi.common.error.DriverException;
 import io.efscsi.node.cloud.FixedNodeMetadata;
+import io.efscsi.node.iam.ClientCertificateSource;
+import io.efscsi.node.iam.IssuedCertificates;
 import io.efscsi.node.iam.SdkCredentialsProviders;
+import io.efscsi.node.mounts.StagingMounts;
 import io.efscsi.node.volume.HostResolver;
 import io.efscsi.node.volume.MountDefaults;
 import io.efscsi.node.volume.MountPlan;
@@ -58,7 +61,7 @@ public final class DirectoryCleanup implements AutoCloseable {
   private final HostResolver hosts;
   private final Function<String, SdkCredentialsProviders> credentialsOf;
   private final SupervisorFactory supervisors;
-  private final Map<String, IssuedCertificates> certificates = new ConcurrentHashMap<>();
+  private final Map<String, ClientCertificateSource> certificates = new ConcurrentHashMap<>();
   private final Map<String, SdkCredentialsProviders> credentials = new ConcurrentHashMap<>();
   private ProxySupervisor supervisor;
 
@@ -198,11 +201,8 @@ public final class DirectoryCleanup implements AutoCloseable {
     return certificates.computeIfAbsent(
         region,
         r ->
-            new IssuedCertificates(
-                IssuedCertificates.issuer(
-                    credentials.computeIfAbsent(r, credentialsOf), InstantSource.system()),
-                Optional.empty(),
-                r));
+            IssuedCertificates.unrenewed(
+                credentials.computeIfAbsent(r, credentialsOf), r, InstantSource.system()));
   }
 
   /**
