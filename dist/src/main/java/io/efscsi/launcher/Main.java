@@ -11,9 +11,9 @@ import io.efscsi.common.config.UsageException;
 import io.efscsi.common.http.auth.AccessReviewer;
 import io.efscsi.controller.ControllerOptions;
 import io.efscsi.controller.ControllerPlugin;
-import io.efscsi.node.DirectoryCleanup;
 import io.efscsi.node.NodeOptions;
 import io.efscsi.node.NodePlugin;
+import io.efscsi.node.cleanup.DirectoryCleanup;
 import io.efscsi.proxy.util.Signals;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -128,7 +128,7 @@ public final class Main {
       ControllerOptions controller = ControllerOptions.from(flags);
       if (controller.deleteAccessPointRootDir()) {
         // Root directories are removed through the node's mount path: a proxy and an NFS mount.
-        cleanup = Optional.of(new DirectoryCleanup(NodeOptions.from(flags)));
+        cleanup = Optional.of(NodePlugin.directoryCleanup(NodeOptions.from(flags)));
       }
       plugins.add(
           new ControllerPlugin(

@@ -4,10 +4,13 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.AccessTarget;
+import com.tngtech.archunit.core.domain.JavaAccess;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import java.util.Set;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -103,6 +106,69 @@ class LayeringTest {
                             "io.efscsi.supervisor.host",
                             "io.efscsi.supervisor.status"))))
         .because("node sees the supervisor's face only (issue 28)")
+        .check(all);
+  }
+
+  /**
+   * Node's top level is wiring and the CSI service; the packages that do the work receive what they
+   * need and never point back up at it (issue 28).
+   */
+  @Test
+  void nodePartsDoNotReachBackToTheirWiring() {
+    noClasses()
+        .that()
+        .resideInAPackage("io.efscsi.node..")
+        .and()
+        .resideOutsideOfPackage("io.efscsi.node")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.efscsi.node")
+        .because("node's parts receive their collaborators from NodePlugin (issue 28)")
+        .check(all);
+  }
+
+  /** The classes of the node side's real adapters: only HostAdapters makes them. */
+  private static final Set<String> NODE_REAL_ADAPTERS =
+      Set.of(
+          "io.efscsi.supervisor.host.CommandMounter",
+          "io.efscsi.supervisor.host.ProcMountTable",
+          "io.efscsi.node.volume.InetAddressHostResolver",
+          "io.efscsi.node.volume.AwsMountTargetLookup",
+          "io.efscsi.node.iam.SdkCredentialsProviders",
+          "io.fabric8.kubernetes.client.KubernetesClientBuilder");
+
+  /** A real adapter's constructor (not its own {@code this(...)}), or Supervisors.onThisHost. */
+  private static boolean makesARealAdapter(JavaAccess<?> a) {
+    String owner = a.getTargetOwner().getName();
+    if (owner.equals("io.efscsi.supervisor.Supervisors")) {
+      return a.getName().equals("onThisHost");
+    }
+    boolean constructor =
+        a.getTarget() instanceof AccessTarget.ConstructorCallTarget
+            || a.getTarget() instanceof AccessTarget.ConstructorReferenceTarget;
+    return constructor
+        && NODE_REAL_ADAPTERS.contains(owner)
+        && !a.getOriginOwner().equals(a.getTargetOwner());
+  }
+
+  /**
+   * Composition in one place: of the node side, only {@code HostAdapters} (which NodePlugin calls)
+   * makes a real adapter or the supervisor on this host; every other class receives them.
+   */
+  @Test
+  void onlyHostAdaptersMakesTheNodesRealAdapters() {
+    DescribedPredicate<JavaAccess<?>> makesARealAdapter =
+        DescribedPredicate.describe(
+            "a real adapter's constructor, or Supervisors.onThisHost",
+            LayeringTest::makesARealAdapter);
+    noClasses()
+        .that()
+        .resideInAPackage("io.efscsi.node..")
+        .and()
+        .doNotHaveFullyQualifiedName("io.efscsi.node.HostAdapters")
+        .should()
+        .accessTargetWhere(makesARealAdapter)
+        .because("NodePlugin builds the node's object graph, in one place (issue 28)")
         .check(all);
   }
 

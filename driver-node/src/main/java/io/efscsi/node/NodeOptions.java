@@ -15,7 +15,7 @@ import java.util.OptionalInt;
  *
  * @param stateDir where proxy records, control sockets and proxy logs live (a hostPath)
  * @param kubeletRootDir the kubelet's root directory: every staging, target and volume path must
- *     lie below it once symbolic links are resolved ({@link PathConfinement})
+ *     lie below it once symbolic links are resolved ({@link io.efscsi.node.paths.PathConfinement})
  * @param volMetricsOptIn advertise GET_VOLUME_STATS
  * @param volMetricsRefreshPeriod how long a usage walk result is cached
  * @param volMetricsFsRateLimit concurrent usage walks per file system

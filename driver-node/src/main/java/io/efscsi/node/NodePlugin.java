@@ -4,14 +4,29 @@ import io.efscsi.common.Plugin;
 import io.efscsi.common.error.DriverException;
 import io.efscsi.common.identity.IdentityService.Capability;
 import io.efscsi.common.identity.Readiness;
-import io.efscsi.node.cloud.NodeMetadata;
+import io.efscsi.node.cleanup.DirectoryCleanup;
+import io.efscsi.node.cloud.DeferredNodeMetadata;
+import io.efscsi.node.cloud.NodeMetadataChain;
+import io.efscsi.node.events.KubernetesEventApi;
 import io.efscsi.node.events.PodEvents;
 import io.efscsi.node.events.ProxyEvents;
 import io.efscsi.node.events.PublishedPods;
+import io.efscsi.node.iam.NodeCertificates;
+import io.efscsi.node.k8s.InClusterClient;
+import io.efscsi.node.k8s.NotReadyTaintRemover;
+import io.efscsi.node.metrics.SupervisorMetrics;
+import io.efscsi.node.mounts.PublishMounts;
+import io.efscsi.node.mounts.StagingMounts;
+import io.efscsi.node.paths.PathConfinement;
+import io.efscsi.node.paths.StateDirCheck;
+import io.efscsi.node.stats.UsageWalks;
+import io.efscsi.node.stats.VolumeHealth;
+import io.efscsi.node.stats.VolumeStats;
+import io.efscsi.node.takeover.AdoptedCertificates;
+import io.efscsi.node.takeover.PodTakeoverEvents;
 import io.efscsi.node.takeover.Takeover;
+import io.efscsi.node.takeover.TakeoverEvents;
 import io.efscsi.node.volume.AwsMountTargetLookup;
-import io.efscsi.node.volume.InetAddressHostResolver;
-import io.efscsi.node.volume.MountPlan;
 import io.efscsi.node.volume.MountPlanner;
 import io.efscsi.node.volume.MountTargetResolver;
 import io.efscsi.node.volume.OptionFiles;
@@ -19,13 +34,9 @@ import io.efscsi.node.volume.VolumeHandle;
 import io.efscsi.supervisor.PortAllocator;
 import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
-import io.efscsi.supervisor.Supervisors;
-import io.efscsi.supervisor.host.CommandMounter;
 import io.efscsi.supervisor.host.MountPoints;
 import io.efscsi.supervisor.host.MountTable;
 import io.efscsi.supervisor.host.Mounter;
-import io.efscsi.supervisor.host.ProcMountTable;
-import io.efscsi.supervisor.host.Unmounter;
 import io.grpc.BindableService;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
@@ -52,39 +63,61 @@ public final class NodePlugin implements Plugin {
 
   private static final Logger LOG = LoggerFactory.getLogger(NodePlugin.class);
 
-  private static final Duration MOUNT_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration UNMOUNT_WAIT = Duration.ofSeconds(10);
   private static final Duration STATFS_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration RETRY = Duration.ofSeconds(2);
+
+  /** What a supervisor without events is told (outside a cluster; the cleanup mounts'). */
+  private static final ProxySupervisor.Listener NO_LISTENER = new ProxySupervisor.Listener() {};
 
   private final NodeOptions options;
-  private final NodeService service;
-  private final AwsMountTargetLookup lookup;
-  private final NodeCloud cloud;
+  private final Map<String, String> env;
+  private final Clock clock = Clock.systemUTC();
+  private final MountTable mountTable = HostAdapters.mountTable();
   private final Mounter mounter;
-  private final MountTable mountTable = new ProcMountTable(ProcMountTable.SELF);
-  private static final Duration RETRY = Duration.ofSeconds(2);
+  private final AwsMountTargetLookup lookup = HostAdapters.mountTargetLookup();
+  private final InClusterClient kubernetes;
+  private final DeferredNodeMetadata metadata;
+  private final NodeCertificates certificates;
+  private final Optional<PodEvents> events;
+  private final Optional<ProxyEvents> proxyEvents;
+  private final NodeService service;
 
   private volatile ProxySupervisor supervisor;
   private volatile Takeover takeover;
   private volatile boolean closed;
   private volatile MeterRegistry registry;
   private Thread starter;
+  private volatile NotReadyTaintRemover taint;
   private volatile ScheduledExecutorService takeoverTimer;
   private volatile AutoCloseable volumeMetrics;
-  private volatile ProxyEvents proxyEventsSender;
 
+  /**
+   * The node's object graph, on this host's real adapters ({@link HostAdapters}), each made once
+   * here and passed to the parts that use it; the supervisor is made at start.
+   */
   public NodePlugin(NodeOptions options, Map<String, String> env) {
     this.options = options;
-    this.lookup = new AwsMountTargetLookup();
+    this.env = env;
+    this.mounter = HostAdapters.mounter(options);
+    this.kubernetes = HostAdapters.kubernetes(env);
+    this.metadata = new DeferredNodeMetadata(NodeMetadataChain.standard(env, kubernetes));
+    this.certificates =
+        new NodeCertificates(() -> metadata.resolve().region(), HostAdapters.credentials(), clock);
     PublishedPods publishedPods = new PublishedPods();
-    this.cloud = new NodeCloud(env, publishedPods);
-    NodeMetadata metadata = cloud.metadata();
+    String nodeName = env.getOrDefault("CSI_NODE_NAME", "").strip();
+    this.events =
+        kubernetes.inCluster() && !nodeName.isEmpty()
+            ? Optional.of(
+                new PodEvents(new KubernetesEventApi(kubernetes), publishedPods, nodeName, clock))
+            : Optional.empty();
+    this.proxyEvents = events.map(e -> new ProxyEvents(e, mountTable));
     MountPlanner planner =
         new MountPlanner(
             options.mountDefaults(),
             metadata,
-            new MountTargetResolver(
-                new InetAddressHostResolver(InetAddressHostResolver.DEFAULT_TIMEOUT), lookup));
+            new MountTargetResolver(HostAdapters.hosts(), lookup),
+            options.mountTargetPort());
     Supplier<ProxySupervisor> supervisors =
         () ->
             supervisor()
@@ -93,23 +126,16 @@ public final class NodePlugin implements Plugin {
                         "the node plugin is starting: its proxy supervisor has not adopted"
                             + " the state dir yet"));
     MountPoints mounts = new MountPoints(mountTable);
-    this.mounter =
-        new CommandMounter(options.nfsMountCommand(), MOUNT_TIMEOUT, options.unmountTimeout());
     StagingMounts staging =
-        new StagingMounts(supervisors, mounter, mounts, cloud.certificates(), UNMOUNT_WAIT);
-    cloud
-        .events()
-        .ifPresent(e ->
-            staging.onStageFailure((volumeId, why) ->
-                Thread.ofVirtual()
-                    .start(() ->
-                        e.recordOnVolumeHandle(
-                            volumeId, PodEvents.Type.Warning, "StageFailed", why))));
+        new StagingMounts(supervisors, mounter, mounts, certificates, UNMOUNT_WAIT);
+    events.ifPresent(e ->
+        staging.onStageFailure((volumeId, why) ->
+            Thread.ofVirtual()
+                .start(() ->
+                    e.recordOnVolumeHandle(volumeId, PodEvents.Type.Warning, "StageFailed", why))));
     this.service =
         new NodeService(
-            (id, ctx, flags, ro) ->
-                OptionFiles.check(
-                    withPort(planner.plan(id, ctx, flags, ro), options.mountTargetPort())),
+            (id, ctx, flags, ro) -> OptionFiles.check(planner.plan(id, ctx, flags, ro)),
             new PathConfinement(options.kubeletRootDir(), mounts),
             staging,
             new PublishMounts(mounter, mounts, UNMOUNT_WAIT, this::unpublished, this::takenOver),
@@ -123,7 +149,7 @@ public final class NodePlugin implements Plugin {
                             options.volMetricsRefreshPeriod(),
                             options.volMetricsFsRateLimit(),
                             Duration.ofMinutes(30),
-                            java.time.Clock.systemUTC()))
+                            clock))
                     : Optional.empty()),
             publishedPods,
             metadata,
@@ -132,12 +158,29 @@ public final class NodePlugin implements Plugin {
             options.volMetricsOptIn());
   }
 
-  /** The mount target port, when it is not the standard one (tests, NFS gateways). */
-  static MountPlan withPort(MountPlan p, int port) {
-    if (p.upstreamPort() == port) {
-      return p;
-    }
-    return p.withUpstreamPort(port);
+  /**
+   * The controller's cleanup mounts ({@code --delete-access-point-root-dir}) on this host's real
+   * adapters: a mount command and mount table reader of their own, DNS (the mount target's address
+   * is given: no AWS lookups), the IAM credentials of each region, and a supervisor on their own
+   * state dir ({@code <state-dir>/controller}), so that in the one-process {@code all} mode it
+   * never touches the node's proxies. The launcher makes it (the controller side uses it).
+   */
+  public static DirectoryCleanup directoryCleanup(NodeOptions options) {
+    Path stateDir = options.stateDir().resolve("controller");
+    Mounter mounter = HostAdapters.mounter(options);
+    SupervisorOptions o = options.supervisor();
+    SupervisorOptions own =
+        new SupervisorOptions(
+            o.config().withStateDir(stateDir), o.cgroupMode(), o.cgroupRoot(), o.cgroupParent());
+    return new DirectoryCleanup(
+        stateDir,
+        options.mountDefaults(),
+        options.mountTargetPort(),
+        mounter,
+        new MountPoints(HostAdapters.mountTable()),
+        HostAdapters.hosts(),
+        HostAdapters.credentials(),
+        () -> HostAdapters.supervisor(own, mounter, NO_LISTENER));
   }
 
   @Override
@@ -163,17 +206,32 @@ public final class NodePlugin implements Plugin {
   @Override
   public void start(Readiness readiness) {
     readiness.add(new StateDirCheck(options.stateDir()));
-    Readiness.Gate metadata = readiness.gate("node metadata", "node metadata not resolved yet");
+    Readiness.Gate known = readiness.gate("node metadata", "node metadata not resolved yet");
     Readiness.Gate gate = readiness.gate("proxy supervisor", "proxy supervisor not started yet");
     starter =
         Thread.ofVirtual()
             .name("node-start")
             .start(() -> {
-              if (resolveMetadata(metadata)) {
-                cloud.startTaintRemover();
+              if (resolveMetadata(known)) {
+                startTaintRemover();
                 startSupervisor(gate);
               }
             });
+  }
+
+  /** Starts removing the agent-not-ready taint once the kubelet registered the driver. */
+  private void startTaintRemover() {
+    if (!kubernetes.inCluster()) {
+      return;
+    }
+    NotReadyTaintRemover.nodeToWatch(env)
+        .ifPresent(node -> {
+          NotReadyTaintRemover t =
+              new NotReadyTaintRemover(
+                  kubernetes.get(), node, NotReadyTaintRemover.Backoff.DEFAULT);
+          taint = t;
+          t.start();
+        });
   }
 
   /** Resolves the node metadata, retrying while no source answers; false when closed first. */
@@ -181,7 +239,8 @@ public final class NodePlugin implements Plugin {
     String lastReason = null;
     while (!closed) {
       try {
-        cloud.resolveMetadata();
+        metadata.resolve();
+        certificates.prepare();
         gate.open();
         return true;
       } catch (RuntimeException e) {
@@ -206,7 +265,11 @@ public final class NodePlugin implements Plugin {
     String lastReason = null;
     while (!closed) {
       try {
-        ProxySupervisor s = newSupervisor(options.supervisor(), mounter, proxyEvents());
+        ProxySupervisor s =
+            HostAdapters.supervisor(
+                options.supervisor(),
+                mounter,
+                proxyEvents.<ProxySupervisor.Listener>map(p -> p).orElse(NO_LISTENER));
         s.start();
         MeterRegistry r = registry;
         if (r != null) {
@@ -214,7 +277,7 @@ public final class NodePlugin implements Plugin {
         }
         supervisor = s;
         try {
-          cloud.resumeRenewals(
+          certificates.resumeRenewals(
               s.certificateDir(), s.status().stream().map(ProxyStatus::key).toList());
         } catch (RuntimeException e) {
           LOG.error(
@@ -251,9 +314,10 @@ public final class NodePlugin implements Plugin {
             options.takeover(),
             mountTable,
             port -> !PortAllocator.loopbackBindable(port),
-            cloud.takeoverCertificates(s::certificateDir),
-            cloud.takeoverEvents(),
-            Clock.systemUTC());
+            new AdoptedCertificates(
+                certificates.adoption(), Optional.of(certificates.renewer()), s::certificateDir),
+            events.<TakeoverEvents>map(PodTakeoverEvents::new).orElse(TakeoverEvents.LOG),
+            clock);
     takeover = t;
     Runnable pass =
         () -> {
@@ -307,46 +371,6 @@ public final class NodePlugin implements Plugin {
     }
   }
 
-  /** Events about proxies on the pods they serve and on the Node, when in a cluster. */
-  private ProxySupervisor.Listener proxyEvents() {
-    Optional<PodEvents> e = cloud.events();
-    if (proxyEventsSender != null) {
-      return proxyEventsSender;
-    }
-    if (e.isEmpty()) {
-      return new ProxySupervisor.Listener() {};
-    }
-    ProxyEvents p = new ProxyEvents(e.get(), mountTable);
-    proxyEventsSender = p;
-    return p;
-  }
-
-  /** The supervisor on this host's real adapters; only here. */
-  static ProxySupervisor newSupervisor(
-      SupervisorOptions o, Unmounter unmounter, ProxySupervisor.Listener listener)
-      throws java.io.IOException {
-    return Supervisors.onThisHost(o.config(), o.cgroups(), home(), unmounter, listener);
-  }
-
-  /** The distribution root: {@code efscsi.home} (set by bin/efs-csi), else from our jar's place. */
-  static Path home() throws java.io.IOException {
-    String prop = System.getProperty("efscsi.home");
-    if (prop != null && !prop.isBlank()) {
-      return Path.of(prop);
-    }
-    try {
-      Path jar =
-          Path.of(NodePlugin.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-      if (jar.getParent() != null && jar.getParent().getFileName().toString().equals("lib")) {
-        return jar.getParent().getParent();
-      }
-    } catch (java.net.URISyntaxException | SecurityException e) {
-      // fall through
-    }
-    throw new java.io.IOException(
-        "cannot find the distribution (lib/proxy): set -Defscsi.home or run bin/efs-csi");
-  }
-
   /** The supervisor once started (the Node service's way to proxies). */
   public Optional<ProxySupervisor> supervisor() {
     return Optional.ofNullable(supervisor);
@@ -356,7 +380,12 @@ public final class NodePlugin implements Plugin {
   public void close() {
     closed = true;
     lookup.close();
-    cloud.close();
+    NotReadyTaintRemover t = taint;
+    if (t != null) {
+      t.close();
+    }
+    certificates.close();
+    kubernetes.close();
     if (starter != null) {
       starter.interrupt();
     }
@@ -368,10 +397,7 @@ public final class NodePlugin implements Plugin {
         LOG.debug("volume metrics did not stop: {}", e.toString());
       }
     }
-    ProxyEvents sender = proxyEventsSender;
-    if (sender != null) {
-      sender.close();
-    }
+    proxyEvents.ifPresent(ProxyEvents::close);
     ScheduledExecutorService timer = takeoverTimer;
     if (timer != null) {
       timer.shutdownNow();

@@ -10,7 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.efscsi.common.grpc.CallMetricsInterceptor;
 import io.efscsi.controller.cloud.ApiMetrics;
-import io.efscsi.node.SupervisorMetrics;
+import io.efscsi.node.metrics.SupervisorMetrics;
 import io.efscsi.node.metrics.VolumeMetrics;
 import io.efscsi.supervisor.PortAllocator;
 import io.efscsi.supervisor.ProxyStatus;

@@ -100,7 +100,7 @@ public final class SupervisorHost {
     var registry =
         new io.micrometer.prometheusmetrics.PrometheusMeterRegistry(
             io.micrometer.prometheusmetrics.PrometheusConfig.DEFAULT);
-    var volumeMetrics = io.efscsi.node.SupervisorMetrics.bind(sup, table, registry);
+    var volumeMetrics = io.efscsi.node.metrics.SupervisorMetrics.bind(sup, table, registry);
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     out.println("started");
     BufferedReader in =

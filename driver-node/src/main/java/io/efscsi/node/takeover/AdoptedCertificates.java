@@ -1,8 +1,8 @@
 package io.efscsi.node.takeover;
 
-import io.efscsi.node.ClientCertificateSource;
 import io.efscsi.node.iam.CertificateAdoption;
 import io.efscsi.node.iam.CertificateRenewer;
+import io.efscsi.node.iam.ClientCertificateSource;
 import io.efscsi.node.iam.ClientCertificates;
 import java.io.IOException;
 import java.nio.file.Files;

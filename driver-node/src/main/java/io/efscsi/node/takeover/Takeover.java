@@ -1,6 +1,6 @@
 package io.efscsi.node.takeover;
 
-import io.efscsi.node.ClientCertificateSource;
+import io.efscsi.node.iam.ClientCertificateSource;
 import io.efscsi.supervisor.ProxySpec;
 import io.efscsi.supervisor.ProxyStartException;
 import io.efscsi.supervisor.ProxySupervisor;

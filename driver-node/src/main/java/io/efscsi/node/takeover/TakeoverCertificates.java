@@ -1,6 +1,6 @@
 package io.efscsi.node.takeover;
 
-import io.efscsi.node.ClientCertificateSource;
+import io.efscsi.node.iam.ClientCertificateSource;
 import java.io.IOException;
 
 /** The client certificates of taken-over mounts: made (or adopted), renewed, forgotten. */

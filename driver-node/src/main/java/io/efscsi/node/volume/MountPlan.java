@@ -47,25 +47,6 @@ public record MountPlan(
     nfsOptions = List.copyOf(nfsOptions);
   }
 
-  /** The same plan with the mount target reached on another port (every other field kept). */
-  public MountPlan withUpstreamPort(int port) {
-    return new MountPlan(
-        fileSystemId,
-        accessPointId,
-        exportPath,
-        upstreamHost,
-        port,
-        tls,
-        serverName,
-        iam,
-        caFile,
-        verifyHostname,
-        credentials,
-        nfsOptions,
-        readOnly,
-        s3files);
-  }
-
   /** The SigV4 signing name of the client certificate's IAM signature. */
   public String signingName() {
     return s3files ? "s3files" : "elasticfilesystem";

@@ -35,11 +35,28 @@ public final class MountPlanner {
   private final MountDefaults defaults;
   private final NodeMetadata node;
   private final MountTargetResolver resolver;
+  private final int mountTargetPort;
 
+  /**
+   * A planner for mount targets on the standard NFS port ({@link MountTargetResolver#NFS_PORT}).
+   */
   public MountPlanner(MountDefaults defaults, NodeMetadata node, MountTargetResolver resolver) {
+    this(defaults, node, resolver, MountTargetResolver.NFS_PORT);
+  }
+
+  /**
+   * @param mountTargetPort the mount targets' NFS port ({@code --mount-target-port}: 2049, another
+   *     one for tests and NFS gateways)
+   */
+  public MountPlanner(
+      MountDefaults defaults,
+      NodeMetadata node,
+      MountTargetResolver resolver,
+      int mountTargetPort) {
     this.defaults = defaults;
     this.node = node;
     this.resolver = resolver;
+    this.mountTargetPort = mountTargetPort;
   }
 
   /**
@@ -129,7 +146,7 @@ public final class MountPlanner {
         ap,
         handle.exportPath(),
         target.host(),
-        MountTargetResolver.NFS_PORT,
+        mountTargetPort,
         tls,
         target.serverName(),
         iam,

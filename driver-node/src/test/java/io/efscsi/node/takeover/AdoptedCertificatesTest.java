@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
-import io.efscsi.node.ClientCertificateSource;
 import io.efscsi.node.iam.CertificateAdoption;
 import io.efscsi.node.iam.CertificateRenewer;
+import io.efscsi.node.iam.ClientCertificateSource;
 import io.efscsi.node.iam.ClientCertificates;
 import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
 import java.nio.file.Files;

@@ -156,6 +156,18 @@ class MountPlannerTest {
   }
 
   @Test
+  void theMountTargetPortComesFromTheFlag() {
+    MountPlanner gateway =
+        new MountPlanner(
+            MountDefaults.DEFAULT,
+            new Node("us-east-1", Optional.of("us-east-1a")),
+            new MountTargetResolver(aws, aws),
+            12049);
+    assertEquals(2049, plan("fs-abcd1234").upstreamPort());
+    assertEquals(12049, gateway.plan("fs-abcd1234", Map.of(), List.of(), false).upstreamPort());
+  }
+
+  @Test
   void encryptInTransitFalseIsPlainUnlessThereIsAnAccessPoint() {
     assertFalse(plan("fs-abcd1234", Map.of("encryptInTransit", "false"), List.of(), false).tls());
     assertFalse(

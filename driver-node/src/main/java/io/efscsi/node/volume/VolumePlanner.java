@@ -1,6 +1,5 @@
-package io.efscsi.node;
+package io.efscsi.node.volume;
 
-import io.efscsi.node.volume.MountPlan;
 import java.util.List;
 import java.util.Map;
 

@@ -1,6 +1,5 @@
-package io.efscsi.node;
+package io.efscsi.node.metrics;
 
-import io.efscsi.node.metrics.VolumeMetrics;
 import io.efscsi.supervisor.ProxyStatus;
 import io.efscsi.supervisor.ProxySupervisor;
 import io.efscsi.supervisor.SupervisorStats;

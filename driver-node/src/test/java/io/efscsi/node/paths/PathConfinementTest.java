@@ -1,4 +1,4 @@
-package io.efscsi.node;
+package io.efscsi.node.paths;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.common.error.DriverException;
+import io.efscsi.node.mounts.FakeKernel;
 import io.efscsi.supervisor.host.MountPoints;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package io.efscsi.node;
+package io.efscsi.node.stats;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package io.efscsi.node;
+package io.efscsi.node.mounts;
 
 import io.efscsi.common.error.DriverException;
 import io.efscsi.supervisor.host.MountPoints;

@@ -1,11 +1,9 @@
-package io.efscsi.node;
+package io.efscsi.node.iam;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.efscsi.node.iam.CertificateRenewer;
-import io.efscsi.node.iam.ClientCertificates;
 import io.efscsi.node.volume.MountPlan;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +19,7 @@ import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 
 /** Client certificates of our own proxies keep being renewed across a restart of the plugin. */
-class IssuedCertificatesTest {
+public class IssuedCertificatesTest {
 
   static final Instant T0 = Instant.parse("2026-11-24T10:00:00Z");
 
@@ -38,7 +36,8 @@ class IssuedCertificatesTest {
         clock);
   }
 
-  static MountPlan plan(String fs) {
+  /** A TLS + IAM plan through an access point (other tests stage it too). */
+  public static MountPlan plan(String fs) {
     return new MountPlan(
         fs,
         Optional.of("fsap-0fedcba9876543210"),

@@ -1,4 +1,4 @@
-package io.efscsi.node;
+package io.efscsi.node.mounts;
 
 import io.efscsi.supervisor.host.MountInfo;
 import io.efscsi.supervisor.host.MountTable;
@@ -15,13 +15,13 @@ import java.util.Set;
  * share the source's device and root, a busy mount refuses a normal unmount, a lazy unmount always
  * detaches. Failures can be injected.
  */
-final class FakeKernel implements Mounter, MountTable {
+public final class FakeKernel implements Mounter, MountTable {
 
   private final List<MountInfo> table = new ArrayList<>();
   private final Set<String> busy = new HashSet<>();
   private int nextId = 100;
   boolean failNextBind;
-  final List<String> calls = new ArrayList<>();
+  public final List<String> calls = new ArrayList<>();
 
   @Override
   public synchronized List<MountInfo> read() {

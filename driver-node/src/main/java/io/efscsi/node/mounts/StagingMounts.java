@@ -1,6 +1,7 @@
-package io.efscsi.node;
+package io.efscsi.node.mounts;
 
 import io.efscsi.common.error.DriverException;
+import io.efscsi.node.iam.ClientCertificateSource;
 import io.efscsi.node.volume.MountPlan;
 import io.efscsi.proxy.config.ProxyConfig.BindProtocol;
 import io.efscsi.supervisor.ProxySpec;

@@ -1,4 +1,4 @@
-package io.efscsi.node;
+package io.efscsi.node.paths;
 
 import io.efscsi.common.identity.Readiness;
 import java.io.IOException;
@@ -9,11 +9,11 @@ import java.nio.file.Path;
  * Ready when the state directory exists (it is created if missing) and a file can be written,
  * synced and removed in it. The state dir is a local hostPath, never NFS, so this cannot hang.
  */
-final class StateDirCheck implements Readiness.Check {
+public final class StateDirCheck implements Readiness.Check {
 
   private final Path dir;
 
-  StateDirCheck(Path dir) {
+  public StateDirCheck(Path dir) {
     this.dir = dir;
   }
 

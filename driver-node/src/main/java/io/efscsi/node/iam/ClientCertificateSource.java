@@ -1,4 +1,4 @@
-package io.efscsi.node;
+package io.efscsi.node.iam;
 
 import io.efscsi.node.volume.MountPlan;
 import java.io.IOException;

@@ -1,21 +1,21 @@
-package io.efscsi.node;
+package io.efscsi.node.cleanup;
 
-import io.efscsi.common.BuildInfo;
 import io.efscsi.common.error.DriverException;
 import io.efscsi.node.cloud.FixedNodeMetadata;
-import io.efscsi.node.iam.ClientCertificates;
+import io.efscsi.node.iam.ClientCertificateSource;
+import io.efscsi.node.iam.IssuedCertificates;
 import io.efscsi.node.iam.SdkCredentialsProviders;
-import io.efscsi.node.volume.InetAddressHostResolver;
+import io.efscsi.node.mounts.StagingMounts;
+import io.efscsi.node.volume.HostResolver;
+import io.efscsi.node.volume.MountDefaults;
 import io.efscsi.node.volume.MountPlan;
 import io.efscsi.node.volume.MountPlanner;
 import io.efscsi.node.volume.MountTargetLookup;
 import io.efscsi.node.volume.MountTargetResolver;
 import io.efscsi.supervisor.ProxySupervisor;
-import io.efscsi.supervisor.host.CommandMounter;
 import io.efscsi.supervisor.host.Commands;
 import io.efscsi.supervisor.host.MountPoints;
 import io.efscsi.supervisor.host.Mounter;
-import io.efscsi.supervisor.host.ProcMountTable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,25 +43,56 @@ public final class DirectoryCleanup implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(DirectoryCleanup.class);
 
-  private static final Duration MOUNT_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration UNMOUNT_WAIT = Duration.ofSeconds(10);
   private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(60);
   private static final Duration REMOVE_TIMEOUT = Duration.ofHours(2);
 
-  private final NodeOptions options;
+  /** Makes the cleanup mounts' supervisor on their own state dir (this host's, in production). */
+  @FunctionalInterface
+  public interface SupervisorFactory {
+    ProxySupervisor create() throws IOException;
+  }
+
   private final Path stateDir;
+  private final MountDefaults mountDefaults;
+  private final int mountTargetPort;
   private final Mounter mounter;
   private final MountPoints mounts;
-  private final Map<String, IssuedCertificates> certificates = new ConcurrentHashMap<>();
+  private final HostResolver hosts;
+  private final Function<String, SdkCredentialsProviders> credentialsOf;
+  private final SupervisorFactory supervisors;
+  private final Map<String, ClientCertificateSource> certificates = new ConcurrentHashMap<>();
   private final Map<String, SdkCredentialsProviders> credentials = new ConcurrentHashMap<>();
   private ProxySupervisor supervisor;
 
-  public DirectoryCleanup(NodeOptions options) {
-    this.options = options;
-    this.stateDir = options.stateDir().resolve("controller");
-    this.mounter =
-        new CommandMounter(options.nfsMountCommand(), MOUNT_TIMEOUT, options.unmountTimeout());
-    this.mounts = new MountPoints(new ProcMountTable(ProcMountTable.SELF));
+  /**
+   * @param stateDir its own state dir ({@code <state-dir>/controller}): the supervisor's, and the
+   *     mount points below it
+   * @param mountDefaults the NFS options every mount starts from
+   * @param mountTargetPort the mount targets' NFS port
+   * @param mounter mounts and unmounts
+   * @param mounts the mount table
+   * @param hosts resolves the mount target's name (no EFS or EC2 lookups: its address is given)
+   * @param credentials the IAM credentials of a region, asked at its first cleanup, closed here
+   * @param supervisors makes the supervisor, at the first cleanup; it is closed here
+   */
+  public DirectoryCleanup(
+      Path stateDir,
+      MountDefaults mountDefaults,
+      int mountTargetPort,
+      Mounter mounter,
+      MountPoints mounts,
+      HostResolver hosts,
+      Function<String, SdkCredentialsProviders> credentials,
+      SupervisorFactory supervisors) {
+    this.stateDir = stateDir;
+    this.mountDefaults = mountDefaults;
+    this.mountTargetPort = mountTargetPort;
+    this.mounter = mounter;
+    this.mounts = mounts;
+    this.hosts = hosts;
+    this.credentialsOf = credentials;
+    this.supervisors = supervisors;
   }
 
   /**
@@ -142,15 +174,13 @@ public final class DirectoryCleanup implements AutoCloseable {
   private MountPlan plan(String region, String fileSystemId, String mountTargetIp) {
     MountPlanner planner =
         new MountPlanner(
-            options.mountDefaults(),
+            mountDefaults,
             new FixedNodeMetadata(
                 IssuedCertificates.commonName(), region, Optional.empty(), "controller"),
-            new MountTargetResolver(
-                new InetAddressHostResolver(InetAddressHostResolver.DEFAULT_TIMEOUT), NO_LOOKUP));
-    return NodePlugin.withPort(
-        planner.plan(
-            fileSystemId, Map.of("mounttargetip", mountTargetIp), List.of("tls", "iam"), false),
-        options.mountTargetPort());
+            new MountTargetResolver(hosts, NO_LOOKUP),
+            mountTargetPort);
+    return planner.plan(
+        fileSystemId, Map.of("mounttargetip", mountTargetIp), List.of("tls", "iam"), false);
   }
 
   /** The mount target is always given: no EFS/EC2 lookups from here. */
@@ -171,14 +201,8 @@ public final class DirectoryCleanup implements AutoCloseable {
     return certificates.computeIfAbsent(
         region,
         r ->
-            new IssuedCertificates(
-                new ClientCertificates(
-                    IssuedCertificates.commonName(),
-                    new ClientCertificates.ClientInfo("k8s", BuildInfo.load().version()),
-                    credentials.computeIfAbsent(r, SdkCredentialsProviders::new),
-                    InstantSource.system()),
-                Optional.empty(),
-                r));
+            IssuedCertificates.unrenewed(
+                credentials.computeIfAbsent(r, credentialsOf), r, InstantSource.system()));
   }
 
   /**
@@ -187,16 +211,7 @@ public final class DirectoryCleanup implements AutoCloseable {
    */
   private synchronized ProxySupervisor supervisor() throws IOException {
     if (supervisor == null) {
-      SupervisorOptions o = options.supervisor();
-      ProxySupervisor s =
-          NodePlugin.newSupervisor(
-              new SupervisorOptions(
-                  o.config().withStateDir(stateDir),
-                  o.cgroupMode(),
-                  o.cgroupRoot(),
-                  o.cgroupParent()),
-              mounter,
-              new ProxySupervisor.Listener() {});
+      ProxySupervisor s = supervisors.create();
       s.start();
       supervisor = s;
     }

@@ -1,13 +1,13 @@
-package io.efscsi.node;
+package io.efscsi.node.iam;
 
-import io.efscsi.node.iam.CertificateRenewer;
-import io.efscsi.node.iam.ClientCertificates;
+import io.efscsi.common.BuildInfo;
 import io.efscsi.node.volume.MountPlan;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.InstantSource;
 import java.util.HexFormat;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * certificate directory; renewed in the background when a renewer is given (the node's proxies live
  * for days; the controller's cleanup mounts for minutes).
  */
-final class IssuedCertificates implements ClientCertificateSource {
+public final class IssuedCertificates implements ClientCertificateSource {
 
   private static final Logger LOG = LoggerFactory.getLogger(IssuedCertificates.class);
 
@@ -163,8 +163,26 @@ final class IssuedCertificates implements ClientCertificateSource {
     }
   }
 
+  /**
+   * Certificates of {@code region} on {@code credentials}, never renewed (for mounts that live
+   * minutes: the controller's cleanup mounts).
+   */
+  public static ClientCertificateSource unrenewed(
+      CredentialsProviders credentials, String region, InstantSource clock) {
+    return new IssuedCertificates(issuer(credentials, clock), Optional.empty(), region);
+  }
+
+  /** The issuer of this driver's certificates: efs-utils' common name, our client info. */
+  static ClientCertificates issuer(CredentialsProviders credentials, InstantSource clock) {
+    return new ClientCertificates(
+        commonName(),
+        new ClientCertificates.ClientInfo("k8s", BuildInfo.load().version()),
+        credentials,
+        clock);
+  }
+
   /** efs-utils uses the host name (at most 64 characters) as the certificate's common name. */
-  static String commonName() {
+  public static String commonName() {
     String host;
     try {
       host = java.net.InetAddress.getLocalHost().getHostName();

@@ -1,10 +1,12 @@
-package io.efscsi.node;
+package io.efscsi.node.mounts;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.common.error.DriverException;
+import io.efscsi.node.iam.ClientCertificateSource;
+import io.efscsi.node.iam.IssuedCertificatesTest;
 import io.efscsi.supervisor.host.MountPoints;
 import java.nio.file.Path;
 import java.time.Duration;
