@@ -57,7 +57,12 @@ import org.slf4j.LoggerFactory;
  * The node side. Ready when its state directory is writable and the proxy supervisor has adopted
  * the proxies of the state dir. A sick proxy never makes the node unready (Probe is about the
  * plugin, never one volume: a failing Probe restarts the plugin, which helps no volume); it shows
- * in metrics, logs and the Node service's VOLUME_CONDITION.
+ * in metrics, logs and the Node service's VOLUME_CONDITION. Ready also waits for the first takeover
+ * pass, so that the chart's readiness probe paces a node roll.
+ *
+ * <p>Just over 400 lines because it is the node's composition root: it builds the object graph from
+ * the options ({@link HostAdapters} makes the real adapters) and runs the start sequence (metadata,
+ * supervisor, takeover) that decides readiness; the parts it wires live in packages of their own.
  */
 public final class NodePlugin implements Plugin {
 
