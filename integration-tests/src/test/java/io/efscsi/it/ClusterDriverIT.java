@@ -446,7 +446,8 @@ class ClusterDriverIT {
                 .endMetadata()
                 .build())
         .create();
-    helm.upgrade(ClusterDriverSupport.values(tlsPort, true));
+    // the release's values from helm itself (docs/migration.md), node metrics turned on
+    helm.upgradeWithItsOwnValues("node.metrics.enabled=true");
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
     while (System.nanoTime() < end) {
       var pods = admin.pods().inNamespace(NS).withLabel("app", "efs-csi-node").list().getItems();
@@ -474,8 +475,7 @@ class ClusterDriverIT {
             .getStatus()
             .getToken();
     String url = "https://127.0.0.1:3302/metrics";
-    // the container is ready when it runs (the chart gives it no readiness probe): wait for the
-    // port
+    // Ready is CSI Probe's answer; the metrics listener may come a moment after it: wait for it
     long listening = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (true) {
       try (var socket = new java.net.Socket("127.0.0.1", 3302)) {

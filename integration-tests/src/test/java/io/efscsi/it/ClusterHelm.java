@@ -35,14 +35,40 @@ final class ClusterHelm {
     run("install", values);
   }
 
-  void upgrade(String values) throws Exception {
-    run("upgrade", values);
-  }
-
   private void run(String verb, String values) throws Exception {
     Path file = work.resolve("values-" + (++revision) + ".yaml");
     Files.writeString(file, values);
     helm(verb, "efs", CHART.toString(), "--namespace", "kube-system", "--values", file.toString());
+  }
+
+  /**
+   * An upgrade as docs/migration.md tells an operator to make it: the release's own values ({@code
+   * helm get values}, without the chart's defaults) plus {@code set}.
+   */
+  void upgradeWithItsOwnValues(String... set) throws Exception {
+    // helm's own warnings (a group-readable kubeconfig, say) come on stderr, merged here
+    String values =
+        helm("get", "values", "efs", "--namespace", "kube-system", "-o", "yaml")
+            .lines()
+            .filter(l -> !l.startsWith("WARNING: "))
+            .collect(java.util.stream.Collectors.joining("\n", "", "\n"));
+    Path file = work.resolve("values-" + (++revision) + "-got.yaml");
+    Files.writeString(file, values);
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "upgrade",
+                "efs",
+                CHART.toString(),
+                "--namespace",
+                "kube-system",
+                "--values",
+                file.toString()));
+    for (String s : set) {
+      args.add("--set");
+      args.add(s);
+    }
+    helm(args.toArray(String[]::new));
   }
 
   void uninstall() throws Exception {
