@@ -235,7 +235,8 @@ metric() { # <file> <name>: the sample's value (the name with or without _total)
 ask() {
   echo "$1" >&$H_IN
   A=""
-  read -r -t 120 -u $H_OUT A || A="error NO_ANSWER"
+  # CsiClient's own deadline is 300 s (a first TLS stage waits for the node's client key)
+  read -r -t 310 -u $H_OUT A || A="error NO_ANSWER"
   say "> $1 < $A"
 }
 

@@ -69,8 +69,11 @@ public final class CsiClient {
   }
 
   private static String call(CsiChannels.Client client, String[] w) {
+    // 300 s: on the VM's emulated CPU (TCG) the first TLS stage of a plugin can wait up to about
+    // two minutes for the node's RSA-3072 client key (generated once per plugin, in milliseconds on
+    // a real CPU); kubelet would retry its 2-minute call, a scenario step does not
     NodeGrpc.NodeBlockingStub node =
-        NodeGrpc.newBlockingStub(client.channel()).withDeadlineAfter(120, TimeUnit.SECONDS);
+        NodeGrpc.newBlockingStub(client.channel()).withDeadlineAfter(300, TimeUnit.SECONDS);
     return switch (w[0]) {
       case "probe" ->
           Boolean.toString(
