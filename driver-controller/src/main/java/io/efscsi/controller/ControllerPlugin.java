@@ -104,7 +104,10 @@ public final class ControllerPlugin implements Plugin {
 
   @Override
   public Set<Capability> capabilities() {
-    return Set.of(Capability.CONTROLLER_SERVICE, Capability.VOLUME_ACCESSIBILITY_CONSTRAINTS);
+    return Set.of(
+        Capability.CONTROLLER_SERVICE,
+        Capability.VOLUME_ACCESSIBILITY_CONSTRAINTS,
+        Capability.ONLINE_VOLUME_EXPANSION);
   }
 
   @Override

@@ -4,6 +4,8 @@ import io.efscsi.common.error.DriverException;
 import io.efscsi.common.grpc.InFlight;
 import io.efscsi.controller.provision.AccessPointProvisioner;
 import io.efscsi.controller.provision.VolumeId;
+import io.efscsi.csi.v1.ControllerExpandVolumeRequest;
+import io.efscsi.csi.v1.ControllerExpandVolumeResponse;
 import io.efscsi.csi.v1.ControllerGetCapabilitiesRequest;
 import io.efscsi.csi.v1.ControllerGetCapabilitiesResponse;
 import io.efscsi.csi.v1.ControllerGrpc;
@@ -132,6 +134,49 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
     out.onCompleted();
   }
 
+  /**
+   * Online expansion of a claim: the new size is recorded and answered (EFS is elastic; no node
+   * step, so {@code node_expansion_required} is false).
+   */
+  @Override
+  public void controllerExpandVolume(
+      ControllerExpandVolumeRequest req, StreamObserver<ControllerExpandVolumeResponse> out) {
+    if (req.getVolumeId().isEmpty()) {
+      throw DriverException.invalidArgument("Volume ID not provided");
+    }
+    if (!req.hasCapacityRange()) {
+      throw DriverException.invalidArgument("Capacity range not provided");
+    }
+    long required = req.getCapacityRange().getRequiredBytes();
+    long limit = req.getCapacityRange().getLimitBytes();
+    if (required <= 0 && limit <= 0) {
+      throw DriverException.invalidArgument(
+          "Capacity range invalid: neither required_bytes nor limit_bytes is set");
+    }
+    if (required < 0 || limit < 0 || (limit > 0 && required > limit)) {
+      throw DriverException.invalidArgument(
+          "Capacity range invalid: required_bytes %d, limit_bytes %d", required, limit);
+    }
+    VolumeId id;
+    try {
+      id = VolumeId.parse(req.getVolumeId());
+    } catch (DriverException e) {
+      throw DriverException.notFound("Volume not found, err: %s", e.getMessage());
+    }
+    long capacity;
+    try (InFlight.Lease lease = inFlight.acquire(req.getVolumeId())) {
+      capacity =
+          ready()
+              .expand(req.getVolumeId(), id, required > 0 ? required : limit, req.getSecretsMap());
+    }
+    out.onNext(
+        ControllerExpandVolumeResponse.newBuilder()
+            .setCapacityBytes(capacity)
+            .setNodeExpansionRequired(false)
+            .build());
+    out.onCompleted();
+  }
+
   @Override
   public void controllerGetCapabilities(
       ControllerGetCapabilitiesRequest req, StreamObserver<ControllerGetCapabilitiesResponse> out) {
@@ -143,6 +188,12 @@ public final class ControllerService extends ControllerGrpc.ControllerImplBase {
                         ControllerServiceCapability.RPC
                             .newBuilder()
                             .setType(ControllerServiceCapability.RPC.Type.CREATE_DELETE_VOLUME)))
+            .addCapabilities(
+                ControllerServiceCapability.newBuilder()
+                    .setRpc(
+                        ControllerServiceCapability.RPC
+                            .newBuilder()
+                            .setType(ControllerServiceCapability.RPC.Type.EXPAND_VOLUME)))
             .build());
     out.onCompleted();
   }

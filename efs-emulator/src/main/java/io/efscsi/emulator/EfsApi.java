@@ -29,6 +29,7 @@ final class EfsApi {
 
   static final String API = "/2015-02-01/";
   private static final Pattern AP_PATH = Pattern.compile(API + "access-points/([^/?]+)");
+  private static final Pattern TAGS_PATH = Pattern.compile(API + "resource-tags/([^/?]+)");
 
   private final ObjectMapper json = new ObjectMapper();
   private final EfsState state;
@@ -48,6 +49,7 @@ final class EfsApi {
       case "DeleteAccessPoint" -> deleteAccessPoint(account, path);
       case "DescribeFileSystems" -> describeFileSystems(account, q);
       case "DescribeMountTargets" -> describeMountTargets(account, q);
+      case "TagResource" -> tagResource(account, path, json.readTree(body));
       default -> throw new EfsError(400, "BadRequest", "unsupported " + action);
     };
   }
@@ -62,6 +64,7 @@ final class EfsApi {
       case "DELETE access-points" -> "DeleteAccessPoint";
       case "GET file-systems" -> "DescribeFileSystems";
       case "GET mount-targets" -> "DescribeMountTargets";
+      case "POST resource-tags" -> "TagResource";
       default -> method + " " + rest;
     };
   }
@@ -122,6 +125,27 @@ final class EfsApi {
     }
     synchronized (lock) {
       state.delete(account, URLDecoder.decode(m.group(1), StandardCharsets.UTF_8));
+    }
+    return null;
+  }
+
+  /** TagResource (POST /2015-02-01/resource-tags/{ResourceId}); access points only here. */
+  private JsonNode tagResource(String account, String path, JsonNode req) {
+    Matcher m = TAGS_PATH.matcher(path);
+    if (!m.matches()) {
+      throw new EfsError(400, "BadRequest", "no resource id in " + path);
+    }
+    String id = URLDecoder.decode(m.group(1), StandardCharsets.UTF_8);
+    if (!id.startsWith("fsap-")) {
+      throw new EfsError(400, "BadRequest", "this emulator tags access points only, not " + id);
+    }
+    Map<String, String> tags = new LinkedHashMap<>();
+    req.path("Tags").forEach(t -> tags.put(t.path("Key").asText(), t.path("Value").asText()));
+    if (tags.isEmpty()) {
+      throw new EfsError(400, "BadRequest", "Tags is required");
+    }
+    synchronized (lock) {
+      state.tag(account, id, tags);
     }
     return null;
   }

@@ -155,6 +155,25 @@ final class EfsState {
     return ap;
   }
 
+  /** TagResource on an access point: adds or replaces {@code tags}, keeps the others. */
+  AccessPoint tag(String account, String id, Map<String, String> tags) {
+    AccessPoint ap = accessPoint(account, id);
+    Map<String, String> merged = new java.util.LinkedHashMap<>(ap.tags());
+    merged.putAll(tags);
+    AccessPoint tagged =
+        new AccessPoint(
+            ap.id(),
+            ap.fileSystemId(),
+            ap.account(),
+            ap.clientToken(),
+            ap.posixUser(),
+            ap.root(),
+            Map.copyOf(merged));
+    accessPoints.put(id, tagged);
+    fileSystems.get(ap.fileSystemId()).accessPoints.put(id, tagged);
+    return tagged;
+  }
+
   void delete(String account, String id) {
     AccessPoint ap = accessPoint(account, id);
     accessPoints.remove(id);

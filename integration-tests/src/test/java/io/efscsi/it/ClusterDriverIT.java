@@ -293,6 +293,58 @@ class ClusterDriverIT {
     assertFalse(efs.accessPoint(ap).isPresent(), "the access point is deleted: " + ap);
   }
 
+  /**
+   * {@code kubectl patch pvc data} to a larger size while its pods write (issue #668 of the Go
+   * driver: a refused or hanging resize): the real external-resizer calls ControllerExpandVolume,
+   * the claim and its PV show the new size with no node step left, the access point's capacity tag
+   * says it, and the pods keep running.
+   */
+  @Test
+  @Order(3)
+  void aClaimInUseGrowsOnline() throws Exception {
+    var grown = new io.fabric8.kubernetes.api.model.Quantity("8Gi");
+    admin
+        .persistentVolumeClaims()
+        .inNamespace("default")
+        .withName("data")
+        .edit(c -> {
+          c.getSpec().getResources().getRequests().put("storage", grown);
+          return c;
+        });
+    var pvc =
+        admin
+            .persistentVolumeClaims()
+            .inNamespace("default")
+            .withName("data")
+            .waitUntilCondition(
+                c ->
+                    c != null
+                        && c.getStatus().getCapacity() != null
+                        && grown.equals(c.getStatus().getCapacity().get("storage")),
+                120,
+                TimeUnit.SECONDS);
+    assertTrue(
+        pvc.getStatus().getConditions() == null
+            || pvc.getStatus().getConditions().stream()
+                .noneMatch(c -> c.getType().equals("FileSystemResizePending")),
+        "no node step is left: " + pvc.getStatus());
+    var pv = admin.persistentVolumes().withName(pvc.getSpec().getVolumeName()).get();
+    assertEquals(grown, pv.getSpec().getCapacity().get("storage"));
+    String handle = pv.getSpec().getCsi().getVolumeHandle();
+    String ap = handle.substring(handle.indexOf("::") + 2);
+    @SuppressWarnings("unchecked")
+    var tags = (java.util.List<Map<String, Object>>) efs.accessPoint(ap).orElseThrow().get("Tags");
+    assertTrue(
+        tags.contains(
+            Map.of("Key", "efs.csi.aws.com/requested-capacity-bytes", "Value", "8589934592")),
+        "" + tags);
+    for (String pod : java.util.List.of("writer", "reader")) {
+      assertEquals(
+          "Running",
+          admin.pods().inNamespace("default").withName(pod).get().getStatus().getPhase());
+    }
+  }
+
   @Test
   @Order(3)
   void aStaticVolumeWithAnUpstreamHandleMountsItsPath() throws Exception {

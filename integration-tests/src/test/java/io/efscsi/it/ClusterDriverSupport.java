@@ -37,6 +37,7 @@ final class ClusterDriverSupport {
       livenessProbe: {image: {repository: efs-csi-test/livenessprobe, tag: it, pullPolicy: Never}}
       nodeDriverRegistrar: {image: {repository: efs-csi-test/csi-node-driver-registrar, tag: it, pullPolicy: Never}}
       csiProvisioner: {image: {repository: efs-csi-test/csi-provisioner, tag: it, pullPolicy: Never}}
+      csiResizer: {image: {repository: efs-csi-test/csi-resizer, tag: it, pullPolicy: Never}}
     controller:
       replicaCount: 1
       hostNetwork: true

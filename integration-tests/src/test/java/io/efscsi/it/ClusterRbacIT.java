@@ -275,7 +275,9 @@ class ClusterRbacIT {
             new String[] {"update", "", "persistentvolumeclaims"},
             new String[] {"list", "storage.k8s.io", "storageclasses"},
             new String[] {"create", "coordination.k8s.io", "leases"},
-            new String[] {"create", "", "events"})) {
+            new String[] {"create", "", "events"},
+            // the resizer writes a grown claim's size there
+            new String[] {"patch", "", "persistentvolumeclaims/status"})) {
       assertTrue(review(CONTROLLER_SA, a), String.join(" ", a));
     }
     for (String[] a :
@@ -283,6 +285,7 @@ class ClusterRbacIT {
             new String[] {"list", "", "secrets"},
             new String[] {"list", "", "pods"},
             new String[] {"delete", "", "persistentvolumeclaims"},
+            new String[] {"update", "", "persistentvolumeclaims/status"},
             new String[] {"patch", "", "nodes"},
             new String[] {"create", "", "pods"})) {
       assertFalse(review(CONTROLLER_SA, a), String.join(" ", a));
@@ -336,7 +339,9 @@ class ClusterRbacIT {
                 new ResourceAttributesBuilder()
                     .withVerb(verb)
                     .withGroup(group)
-                    .withResource(resource)
+                    // "persistentvolumeclaims/status": a resource and its subresource
+                    .withResource(resource.split("/")[0])
+                    .withSubresource(resource.contains("/") ? resource.split("/", 2)[1] : null)
                     .withName(name)
                     .withNamespace(
                         resource.equals("events") || resource.equals("secrets") ? NS : null)

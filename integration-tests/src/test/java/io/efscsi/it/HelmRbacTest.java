@@ -61,12 +61,29 @@ class HelmRbacTest {
         Set.of(
             "efs-csi-node-role",
             "efs-csi-external-provisioner-role",
+            // the resizer: a claim's status only (issue 29)
+            "efs-csi-external-resizer-role",
             // the cross-account secret, by name, in the release's namespace only
             "kube-system: efs-csi-external-provisioner-role-describe-secrets"),
         bound);
     assertEquals(
         Set.of("core/secrets [x-account]: get,list,watch"),
         rules(all, "efs-csi-external-provisioner-role-describe-secrets"));
+    assertEquals(
+        Set.of("core/persistentvolumeclaims/status: patch"),
+        rules(all, "efs-csi-external-resizer-role"));
+    // without the resizer, neither the role nor the sidecar
+    List<HasMetadata> off = render("defaults", Map.of("sidecars.csiResizer.enabled", false));
+    assertTrue(
+        HelmChartTest.named(off, ClusterRole.class, "efs-csi-external-resizer-role").isEmpty());
+    assertTrue(
+        HelmChartTest.one(off, io.fabric8.kubernetes.api.model.apps.Deployment.class)
+            .getSpec()
+            .getTemplate()
+            .getSpec()
+            .getContainers()
+            .stream()
+            .noneMatch(c -> c.getName().equals("csi-resizer")));
     assertTrue(all.stream().noneMatch(Role.class::isInstance), "no namespaced Role by default");
   }
 

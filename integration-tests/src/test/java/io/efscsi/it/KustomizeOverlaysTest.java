@@ -48,7 +48,9 @@ class KustomizeOverlaysTest {
       Map.of(
           "csi-provisioner", EKS_ECR + "csi-provisioner:v6.3.0-eksbuild.2",
           "csi-driver-registrar", EKS_ECR + "csi-node-driver-registrar:v2.17.0-eksbuild.3",
-          "liveness-probe", EKS_ECR + "livenessprobe:v2.19.0-eksbuild.3");
+          "liveness-probe", EKS_ECR + "livenessprobe:v2.19.0-eksbuild.3",
+          // ours: upstream runs no resizer
+          "csi-resizer", EKS_ECR + "csi-resizer:v2.2.0-eksbuild.2");
 
   /** The names of the objects in upstream's deploy/kubernetes/base (helm chart 4.4.1). */
   static final Set<String> UPSTREAM_NAMES =
@@ -63,7 +65,10 @@ class KustomizeOverlaysTest {
           "efs-csi-node",
           "efs-csi-node-sa",
           "efs-csi-node-role",
-          "efs-csi-node-binding");
+          "efs-csi-node-binding",
+          // ours: the external-resizer's role (a claim's status) and its binding
+          "efs-csi-external-resizer-role",
+          "efs-csi-resizer-binding");
 
   /** The kustomize binary: -Defscsi.kustomize, else the one scripts/test installs. */
   static Path kustomize() {
@@ -157,7 +162,7 @@ class KustomizeOverlaysTest {
   void stableRunsTheReleaseTagAndUpstreamsStableSidecars() throws Exception {
     Map<String, String> images =
         assertOverlay("overlays/stable", IMAGE + ":" + version(), "IfNotPresent", STABLE_SIDECARS);
-    assertEquals(6, images.size(), images.toString());
+    assertEquals(7, images.size(), images.toString());
   }
 
   @Test

@@ -52,13 +52,17 @@ class LauncherIT {
     return Path.of("target/it-logs/" + info.getTestMethod().orElseThrow().getName() + ".log");
   }
 
-  private static Set<Type> capabilities(PackagedDriver d) {
+  /** Service types by name, and the volume expansion as "VolumeExpansion.<type>". */
+  private static Set<String> capabilities(PackagedDriver d) {
     return d
         .identity()
         .getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance())
         .getCapabilitiesList()
         .stream()
-        .map(c -> c.getService().getType())
+        .map(c ->
+            c.hasVolumeExpansion()
+                ? "VolumeExpansion." + c.getVolumeExpansion().getType()
+                : c.getService().getType().name())
         .collect(Collectors.toSet());
   }
 
@@ -104,7 +108,7 @@ class LauncherIT {
       var infoResponse = d.identity().getPluginInfo(GetPluginInfoRequest.getDefaultInstance());
       assertEquals("efs.csi.aws.com", infoResponse.getName());
       assertFalse(infoResponse.getVendorVersion().isBlank());
-      assertEquals(Set.of(Type.VOLUME_ACCESSIBILITY_CONSTRAINTS), capabilities(d));
+      assertEquals(Set.of(Type.VOLUME_ACCESSIBILITY_CONSTRAINTS.name()), capabilities(d));
 
       assertFalse(probe(d), "state dir is not usable yet");
       Files.delete(stateDir);
@@ -141,7 +145,11 @@ class LauncherIT {
             "--http-endpoint=127.0.0.1:" + port)) {
       d.awaitSocket(Duration.ofSeconds(20));
       assertEquals(
-          Set.of(Type.CONTROLLER_SERVICE, Type.VOLUME_ACCESSIBILITY_CONSTRAINTS), capabilities(d));
+          Set.of(
+              Type.CONTROLLER_SERVICE.name(),
+              Type.VOLUME_ACCESSIBILITY_CONSTRAINTS.name(),
+              "VolumeExpansion.ONLINE"),
+          capabilities(d));
       assertTrue(eventually(d, Duration.ofSeconds(10)), d.logText());
 
       HttpClient http = HttpClient.newHttpClient();
@@ -197,7 +205,7 @@ class LauncherIT {
             "--max-inflight-mount-calls-opt-in=true",
             "--max-inflight-mount-calls=10")) {
       d.awaitSocket(Duration.ofSeconds(20));
-      assertTrue(capabilities(d).contains(Type.CONTROLLER_SERVICE));
+      assertTrue(capabilities(d).contains(Type.CONTROLLER_SERVICE.name()));
       assertTrue(eventually(d, Duration.ofSeconds(10)), d.logText());
       assertEquals(0, d.terminate(Duration.ofSeconds(30)), d.logText());
     }

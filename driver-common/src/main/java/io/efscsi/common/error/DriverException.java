@@ -71,6 +71,10 @@ public class DriverException extends RuntimeException {
     return new DriverException(Kind.UNAVAILABLE, format(format, args));
   }
 
+  public static DriverException outOfRange(String format, Object... args) {
+    return new DriverException(Kind.OUT_OF_RANGE, format(format, args));
+  }
+
   public static DriverException internal(String message, Throwable cause) {
     return new DriverException(Kind.INTERNAL, message, cause);
   }

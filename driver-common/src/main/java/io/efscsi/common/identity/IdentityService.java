@@ -23,7 +23,9 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
   /** What a plugin process offers. */
   public enum Capability {
     CONTROLLER_SERVICE,
-    VOLUME_ACCESSIBILITY_CONSTRAINTS
+    VOLUME_ACCESSIBILITY_CONSTRAINTS,
+    /** ControllerExpandVolume while the volume is in use (no node step). */
+    ONLINE_VOLUME_EXPANSION
   }
 
   private final GetPluginInfoResponse info;
@@ -40,15 +42,22 @@ public final class IdentityService extends IdentityGrpc.IdentityImplBase {
     EnumSet<Capability> sorted = EnumSet.noneOf(Capability.class);
     sorted.addAll(capabilities);
     for (Capability c : sorted) {
-      PluginCapability.Service.Type type =
-          switch (c) {
-            case CONTROLLER_SERVICE -> PluginCapability.Service.Type.CONTROLLER_SERVICE;
-            case VOLUME_ACCESSIBILITY_CONSTRAINTS ->
-                PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS;
-          };
-      caps.addCapabilities(
-          PluginCapability.newBuilder()
-              .setService(PluginCapability.Service.newBuilder().setType(type)));
+      PluginCapability.Builder cap = PluginCapability.newBuilder();
+      switch (c) {
+        case CONTROLLER_SERVICE ->
+            cap.setService(
+                PluginCapability.Service.newBuilder()
+                    .setType(PluginCapability.Service.Type.CONTROLLER_SERVICE));
+        case VOLUME_ACCESSIBILITY_CONSTRAINTS ->
+            cap.setService(
+                PluginCapability.Service.newBuilder()
+                    .setType(PluginCapability.Service.Type.VOLUME_ACCESSIBILITY_CONSTRAINTS));
+        case ONLINE_VOLUME_EXPANSION ->
+            cap.setVolumeExpansion(
+                PluginCapability.VolumeExpansion.newBuilder()
+                    .setType(PluginCapability.VolumeExpansion.Type.ONLINE));
+      }
+      caps.addCapabilities(cap);
     }
     this.capabilities = caps.build();
     this.readiness = readiness;

@@ -77,6 +77,24 @@ class IdentityServiceTest {
   }
 
   @Test
+  void onlineExpansionIsAVolumeExpansionCapability() throws Exception {
+    var stub =
+        start(
+            Set.of(
+                IdentityService.Capability.CONTROLLER_SERVICE,
+                IdentityService.Capability.ONLINE_VOLUME_EXPANSION),
+            new Readiness());
+    var caps =
+        stub.getPluginCapabilities(GetPluginCapabilitiesRequest.getDefaultInstance())
+            .getCapabilitiesList();
+    assertEquals(2, caps.size());
+    assertEquals(
+        PluginCapability.VolumeExpansion.Type.ONLINE, caps.get(1).getVolumeExpansion().getType());
+    assertEquals(
+        PluginCapability.Service.Type.CONTROLLER_SERVICE, caps.get(0).getService().getType());
+  }
+
+  @Test
   void probeFollowsReadiness() throws Exception {
     Readiness readiness = new Readiness();
     Readiness.Gate gate = readiness.gate("supervisor", "not started");

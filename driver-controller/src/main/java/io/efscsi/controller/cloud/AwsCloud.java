@@ -142,6 +142,15 @@ public final class AwsCloud implements Cloud {
   }
 
   @Override
+  public void tagAccessPoint(String accessPointId, Map<String, String> tags) {
+    List<Tag> list =
+        tags.entrySet().stream()
+            .map(e -> Tag.builder().key(e.getKey()).value(e.getValue()).build())
+            .toList();
+    call("TagResource", () -> efs.tagResource(r -> r.resourceId(accessPointId).tags(list)));
+  }
+
+  @Override
   public List<MountTarget> describeMountTargets(String fileSystemId) {
     return call(
             "DescribeMountTargets",

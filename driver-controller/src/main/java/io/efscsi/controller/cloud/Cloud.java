@@ -43,6 +43,13 @@ public interface Cloud {
 
   List<MountTarget> describeMountTargets(String fileSystemId);
 
+  /**
+   * Adds or replaces tags of an access point (EFS TagResource), keeping its others. The IAM policy
+   * the Go driver documents allows it on access points tagged {@code efs.csi.aws.com/cluster}: the
+   * ones this driver made.
+   */
+  void tagAccessPoint(String accessPointId, Map<String, String> tags);
+
   /** A file system; {@code availabilityZone} is present for One Zone file systems. */
   record FileSystem(String id, Optional<String> availabilityZone) {}
 

@@ -154,6 +154,16 @@ public final class S3FilesCloud implements Cloud {
   }
 
   @Override
+  public void tagAccessPoint(String accessPointId, Map<String, String> tags) {
+    throw new CloudException(
+        Reason.BAD_REQUEST,
+        "access point "
+            + accessPointId
+            + " is an S3 Files access point: this driver records no capacity on it",
+        null);
+  }
+
+  @Override
   public List<MountTarget> describeMountTargets(String fileSystemId) {
     throw new CloudException(
         Reason.BAD_REQUEST,
