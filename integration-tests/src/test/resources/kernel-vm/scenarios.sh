@@ -227,6 +227,16 @@ node_metrics() {
   paste -sd' ' "$2"
 }
 
+# nfs_sample <file> <name> <label>…: the sum of the name's samples whose labels hold every given
+# label (e.g. 'op="WRITE"' 'pv="pv-b"'), as an integer.
+nfs_sample() {
+  local f=$1 n=$2
+  shift 2
+  awk -v n="$n" -v want="$*" 'BEGIN { k = split(want, w, " ") }
+    index($0, n "{") == 1 { ok = 1; for (i = 1; i <= k; i++) if (index($1, w[i]) == 0) ok = 0; if (ok) s += $2 }
+    END { printf "%d", s }' "$f"
+}
+
 metric() { # <file> <name>: the sample's value (the name with or without _total)
   awk -v n="$2" '$1 == n || $1 == n "_total" { printf "%d", $2; exit }' "$1"
 }
@@ -532,7 +542,9 @@ scenario_2() {
 # B), so two proxies, each with its own kernel client; I/O on both pods' targets throughout.
 scenario_3() {
   local d=$VM/s3 vol=fs-12345678 sa=$VM/mnt/s3/staging-a sb=$VM/mnt/s3/staging-b
-  local ta=$VM/mnt/s3/pod-a tb=$VM/mnt/s3/pod-b http=127.0.0.1:18073
+  # pod B's target as kubelet names it, so its series carry the PV's name
+  local ta=$VM/mnt/s3/pod-a tb=$VM/mnt/s3/pods/uid-b/volumes/kubernetes.io~csi/pv-b/mount
+  local http=127.0.0.1:18073
   node_start "$d" 20070-20079 --http-endpoint=$http || return 1
   ask "stage $vol $sa mounttargetip=127.0.0.1 cafile=$SHARED/srv.crt"
   fact stage_a "$A"
@@ -595,6 +607,18 @@ scenario_3() {
   m=$d/metrics-end
   node_metrics $http "$m" >/dev/null
   fact restarts_end "$(metric "$m" efs_csi_proxy_restarts)"
+  # the kernel NFS client's own figures per volume, from mountstats (kept for the record)
+  cp /proc/self/mountstats "$OUT/s3-mountstats.txt"
+  cp "$m" "$OUT/s3-metrics-end.txt"
+  fact nfs_series "$(grep -c '^efs_csi_nfs_' "$m")"
+  fact nfs_volume_labels "$(grep '^efs_csi_nfs_write_bytes_total{' "$m" | grep -o 'pv="[^"]*"' | sort | paste -sd' ')"
+  fact nfs_writes_a "$(nfs_sample "$m" efs_csi_nfs_request_rtt_seconds_count 'op="WRITE"' 'pv=""')"
+  fact nfs_writes_b "$(nfs_sample "$m" efs_csi_nfs_request_rtt_seconds_count 'op="WRITE"' 'pv="pv-b"')"
+  fact nfs_write_bytes_b "$(nfs_sample "$m" efs_csi_nfs_write_bytes_total 'pv="pv-b"')"
+  fact nfs_write_rtt_ms_b "$(awk '/^efs_csi_nfs_request_rtt_seconds_sum\{/ && /op="WRITE"/ && /pv="pv-b"/ { s += $2 * 1000 } END { printf "%d", s }' "$m")"
+  fact nfs_write_execute_ms_b "$(awk '/^efs_csi_nfs_request_execute_seconds_sum\{/ && /op="WRITE"/ && /pv="pv-b"/ { s += $2 * 1000 } END { printf "%d", s }' "$m")"
+  fact nfs_retransmissions "$(nfs_sample "$m" efs_csi_nfs_retransmissions_total 'volume=')"
+  fact nfs_connects "$(grep '^efs_csi_nfs_connects_total{' "$m" | awk '{ print $2 }' | paste -sd' ')"
   ask "unpublish $vol $ta"
   fact unpublish_a "$A"
   ask "unpublish $vol $tb"

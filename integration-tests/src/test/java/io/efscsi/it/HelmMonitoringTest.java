@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.efscsi.common.grpc.CallMetricsInterceptor;
 import io.efscsi.controller.cloud.ApiMetrics;
+import io.efscsi.node.metrics.NfsClientMetrics;
 import io.efscsi.node.metrics.SupervisorMetrics;
 import io.efscsi.node.metrics.VolumeMetrics;
 import io.efscsi.supervisor.PortAllocator;
@@ -115,6 +116,31 @@ class HelmMonitoringTest {
               },
               r)
           .refresh();
+      String nfs =
+          """
+          device 127.0.0.1:/ mounted on /pods/u/volumes/kubernetes.io~csi/pv-1/mount \
+          with fstype nfs4 statvers=1.1
+          	opts:	rw,vers=4.1,port=20049,addr=127.0.0.1
+          	bytes:	1 2 3 4 5 6 7 8
+          	xprt:	tcp 0 0 1 0 2 90 90 0 120 0 2 0 0
+          	per-op statistics
+          	        READ: 1 1 0 0 0 0 1 1 0
+          	    SEQUENCE: 1 1 0 0 0 0 1 1 0
+          """;
+      new NfsClientMetrics(
+              new NfsClientMetrics.Source() {
+                @Override
+                public List<ProxyStatus> status() {
+                  return List.of(one);
+                }
+
+                @Override
+                public java.io.BufferedReader mountstats() {
+                  return new java.io.BufferedReader(new java.io.StringReader(nfs));
+                }
+              },
+              r)
+          .refresh();
       callOnce(new CallMetricsInterceptor(r), "NodeStageVolume", Status.INTERNAL);
       new ApiMetrics(r);
       exported = new TreeSet<>();
@@ -208,6 +234,13 @@ class HelmMonitoringTest {
             "efs_csi_mounts",
             "efs_csi_orphan_mounts_unmounted_total",
             "efs_csi_csi_call_duration_seconds_bucket",
+            "efs_csi_nfs_request_execute_seconds_sum",
+            "efs_csi_nfs_request_rtt_seconds_count",
+            "efs_csi_nfs_request_errors_total",
+            "efs_csi_nfs_retransmissions_total",
+            "efs_csi_nfs_major_timeouts_total",
+            "efs_csi_nfs_write_bytes_total",
+            "efs_csi_nfs_connects_total",
             "aws_efs_csi_api_request_throttles_total")) {
       assertTrue(exported.contains(n), n + " not in " + exported);
     }
@@ -280,11 +313,15 @@ class HelmMonitoringTest {
             "EfsCsiOrphanMountsUnmounted",
             "EfsCsiProxyPortsNearlyExhausted",
             "EfsCsiStageFailures",
+            "EfsCsiNfsRetransmissions",
             "EfsCsiEfsApiThrottled"),
         alerts);
     assertTrue(
         spec.toString().contains("efs_csi_proxy_ports{state=\\\"free\\\"} < 20"),
         "portsFreeBelow reaches the rule");
+    assertTrue(
+        spec.toString().contains("(efs_csi_nfs_retransmissions_total[15m])) > 7"),
+        "nfsRetransmissionsAbove reaches the rule");
   }
 
   @Test

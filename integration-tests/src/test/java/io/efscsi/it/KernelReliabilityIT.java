@@ -154,6 +154,15 @@ class KernelReliabilityIT extends KernelVmFixture {
     f.all("ok unpublished", "unpublish_a", "unpublish_b");
     f.all("ok unstaged", "unstage_a", "unstage_b");
     f.zeros("mounts_after", "loopback_mounts_after", "records_after", "proxies_alive_after");
+    // the kernel NFS client's figures per volume (mountstats), pod B's with its PV's name
+    f.eq("nfs_volume_labels", "pv=\"\" pv=\"pv-b\"");
+    f.that(f.num("nfs_writes_a") > 0 && f.num("nfs_writes_b") > 0, "WRITE requests per volume");
+    f.that(f.num("nfs_write_bytes_b") >= 8L << 20, "at least one 8 MiB file's bytes on B");
+    f.that(f.num("nfs_write_rtt_ms_b") > 0, "a WRITE round-trip time summed");
+    f.that(
+        f.num("nfs_write_execute_ms_b") >= f.num("nfs_write_rtt_ms_b"),
+        "execution (queue + round trip) is at least the round trip");
+    f.that(f.num("nfs_series") <= 2 * 5 + 2 * 16 * 5, "bounded: 5 per volume, 5 per operation");
     figure(
         "3. node plugin (bin/efs-csi node) killed with kill -9 during I/O",
         ("two volumes staged and published by the packaged plugin (2 proxies, 2 kernel clients);"
@@ -161,14 +170,20 @@ class KernelReliabilityIT extends KernelVmFixture {
                 + " from the kill to the adoption, %d in all, 0 errors; the new plugin adopted both"
                 + " proxies %d ms after its start (a JVM start under emulation): adopted=2,"
                 + " launches=0, restarts=0, same proxy pids and ports; unpublish + unstage through"
-                + " it leave nothing")
+                + " it leave nothing; the kernel client's own figures per volume (mountstats, on"
+                + " /metrics): B wrote %d MiB in %d WRITEs, mean round trip %.1f ms, execution"
+                + " %.1f ms, series labelled with its PV")
             .formatted(
                 f.num("io_ok_without_plugin"),
                 f.num("without_plugin_ms"),
                 f.num("io_ok_until_adopted"),
                 f.num("until_adopted_ms"),
                 f.num("io_ok"),
-                f.num("adopted_after_start_ms")),
+                f.num("adopted_after_start_ms"),
+                f.num("nfs_write_bytes_b") >> 20,
+                f.num("nfs_writes_b"),
+                f.num("nfs_write_rtt_ms_b") / (double) f.num("nfs_writes_b"),
+                f.num("nfs_write_execute_ms_b") / (double) f.num("nfs_writes_b")),
         "the proxies die with the plugin container; every mount stalls until the new"
             + " container's watchdog starts fresh proxies");
   }

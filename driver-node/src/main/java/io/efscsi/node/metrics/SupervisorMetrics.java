@@ -8,24 +8,84 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The supervisor's counters and proxy states on the node's /metrics, and the per-volume ones
- * ({@link VolumeMetrics}, refreshed in the background until closed). docs/metrics.md lists them.
+ * ({@link VolumeMetrics}, {@link NfsClientMetrics}, refreshed in the background until closed).
+ * docs/metrics.md lists them.
  */
 public final class SupervisorMetrics {
+
+  private static final Logger LOG = LoggerFactory.getLogger(SupervisorMetrics.class);
 
   /** How often the per-volume numbers are gathered (a typical scrape interval). */
   public static final Duration REFRESH = Duration.ofSeconds(15);
 
   private SupervisorMetrics() {}
 
-  /** Binds everything; the returned per-volume metrics refresh until closed. */
-  public static VolumeMetrics bind(ProxySupervisor s, MountTable table, MeterRegistry r) {
+  /**
+   * Binds everything; the per-volume metrics (the proxies' and the kernel NFS client's) refresh now
+   * and then every {@link #REFRESH} in the background until the returned refresher is closed.
+   */
+  public static Refresher bind(ProxySupervisor s, MountTable table, MeterRegistry r) {
+    return bind(s, table, r, NfsClientMetrics.Source.of(s::status));
+  }
+
+  /**
+   * As {@link #bind(ProxySupervisor, MountTable, MeterRegistry)}, the mountstats from {@code nfs}.
+   */
+  public static Refresher bind(
+      ProxySupervisor s, MountTable table, MeterRegistry r, NfsClientMetrics.Source nfs) {
     bindCounters(s, r);
-    return new VolumeMetrics(VolumeMetrics.Source.of(s, table), r).start(REFRESH);
+    VolumeMetrics volumes = new VolumeMetrics(VolumeMetrics.Source.of(s, table), r);
+    NfsClientMetrics clients = new NfsClientMetrics(nfs, r);
+    return new Refresher(List.of(volumes::refresh, clients::refresh)).start(REFRESH);
+  }
+
+  /** Refreshes its parts in order, once now and then in the background; each part on its own. */
+  public static final class Refresher implements AutoCloseable {
+    private final List<Runnable> parts;
+    private ScheduledExecutorService timer;
+
+    Refresher(List<Runnable> parts) {
+      this.parts = List.copyOf(parts);
+    }
+
+    Refresher start(Duration every) {
+      refresh();
+      timer =
+          Executors.newSingleThreadScheduledExecutor(
+              Thread.ofPlatform().name("volume-metrics").daemon().factory());
+      timer.scheduleWithFixedDelay(
+          this::refresh, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
+      return this;
+    }
+
+    /** One refresh of every part; a part that fails is logged and the others still run. */
+    public void refresh() {
+      for (Runnable part : parts) {
+        try {
+          part.run();
+        } catch (RuntimeException e) {
+          LOG.warn("volume metrics refresh failed: {}", e.toString());
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      if (timer != null) {
+        timer.shutdownNow();
+      }
+    }
   }
 
   static void bindCounters(ProxySupervisor s, MeterRegistry r) {

@@ -16,9 +16,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -31,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * asks every proxy's control socket and cgroup at once and updates the meters; a proxy that is gone
  * has its series removed. Scrapes never wait on a proxy.
  */
-public final class VolumeMetrics implements AutoCloseable {
+public final class VolumeMetrics {
 
   private static final Logger LOG = LoggerFactory.getLogger(VolumeMetrics.class);
   private static final Pattern FS = Pattern.compile("(?<![A-Za-z0-9-])(fs-[A-Za-z0-9]+)");
@@ -86,7 +83,6 @@ public final class VolumeMetrics implements AutoCloseable {
   private final Map<String, Row> rows = new HashMap<>();
   private volatile int mounts;
   private volatile ProxySupervisor.PortUse ports = new ProxySupervisor.PortUse(0, 0);
-  private ScheduledExecutorService timer;
 
   public VolumeMetrics(Source source, MeterRegistry registry) {
     this.source = source;
@@ -112,25 +108,6 @@ public final class VolumeMetrics implements AutoCloseable {
         .description("ports of the proxy port range by state")
         .tag("state", "listened")
         .register(registry);
-  }
-
-  /** Refreshes now and then every {@code every} in the background. */
-  public VolumeMetrics start(Duration every) {
-    refresh();
-    timer =
-        Executors.newSingleThreadScheduledExecutor(
-            Thread.ofPlatform().name("volume-metrics").daemon().factory());
-    timer.scheduleWithFixedDelay(
-        this::refreshQuietly, every.toMillis(), every.toMillis(), TimeUnit.MILLISECONDS);
-    return this;
-  }
-
-  private void refreshQuietly() {
-    try {
-      refresh();
-    } catch (RuntimeException e) {
-      LOG.warn("volume metrics refresh failed: {}", e.toString());
-    }
   }
 
   /** One refresh: new proxies get series, gone ones lose them. */
@@ -288,12 +265,5 @@ public final class VolumeMetrics implements AutoCloseable {
   private void remove(Row row) {
     row.meters.forEach(registry::remove);
     row.meters.clear();
-  }
-
-  @Override
-  public void close() {
-    if (timer != null) {
-      timer.shutdownNow();
-    }
   }
 }

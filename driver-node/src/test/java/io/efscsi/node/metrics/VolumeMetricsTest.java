@@ -115,7 +115,6 @@ class VolumeMetricsTest {
     status.clear();
     m.refresh();
     assertFalse(r.scrape().contains("efs_csi_volume_"), "a gone proxy's series are removed");
-    m.close();
   }
 
   @Test
