@@ -70,11 +70,7 @@ final class RootDirectoryDisposal {
       return false;
     }
     String tag = ap.get().tags().get(Tags.ON_DELETE_KEY);
-    OnDelete onDelete = tag == null ? byDefault() : OnDelete.read(tag).orElse(null);
-    if (onDelete == null) {
-      throw refused(
-          volumeId, apId, tag, "touching", "its tag " + Tags.ON_DELETE_KEY + " is '" + tag + "'");
-    }
+    OnDelete onDelete = onDelete(volumeId, ap.get(), tag);
     if (onDelete == OnDelete.RETAIN) {
       if (tag != null && removals.isPresent()) {
         log.info(
@@ -85,28 +81,63 @@ final class RootDirectoryDisposal {
       }
       return true;
     }
-    String doing = onDelete == OnDelete.ARCHIVE ? "archiving" : "removing";
-    if (removals.isEmpty()) {
+    guarded(cloud, volumeId, id, ap.get(), tag, onDelete, wait);
+    return true;
+  }
+
+  /** The access point's onDelete; FAILED_PRECONDITION for one this controller cannot do. */
+  private OnDelete onDelete(String volumeId, AccessPoint ap, String tag) {
+    if (tag == null) {
+      return byDefault();
+    }
+    OnDelete onDelete =
+        OnDelete.read(tag)
+            .orElseThrow(() ->
+                refused(
+                    volumeId,
+                    ap.id(),
+                    tag,
+                    "touching",
+                    "its tag " + Tags.ON_DELETE_KEY + " is '" + tag + "'"));
+    if (onDelete != OnDelete.RETAIN && removals.isEmpty()) {
       throw refused(
           volumeId,
-          apId,
+          ap.id(),
           tag,
-          doing,
+          doing(onDelete),
           "it was made with onDelete "
               + tag
               + ", and this controller runs without --delete-access-point-root-dir");
     }
+    return onDelete;
+  }
+
+  private static String doing(OnDelete onDelete) {
+    return onDelete == OnDelete.ARCHIVE ? "archiving" : "removing";
+  }
+
+  /** Removes or archives the directory when {@link RootDirectoryGuard} allows it. */
+  private void guarded(
+      Cloud cloud,
+      String volumeId,
+      VolumeId id,
+      AccessPoint ap,
+      String tag,
+      OnDelete onDelete,
+      Duration wait) {
+    String apId = ap.id();
     List<AccessPoint> sameFs = new ArrayList<>();
-    if (ap.get().fileSystemId().equals(id.fileSystemId())) {
+    if (ap.fileSystemId().equals(id.fileSystemId())) {
       cloud.listAccessPoints(id.fileSystemId(), sameFs::add);
     }
-    switch (RootDirectoryGuard.check(ap.get(), id.fileSystemId(), sameFs)) {
-      case RootDirectoryGuard.Refuse r -> throw refused(volumeId, apId, tag, doing, r.reason());
+    switch (RootDirectoryGuard.check(ap, id.fileSystemId(), sameFs)) {
+      case RootDirectoryGuard.Refuse r ->
+          throw refused(volumeId, apId, tag, doing(onDelete), r.reason());
       case RootDirectoryGuard.Keep k ->
           log.warn(
               "DeleteVolume {}: keeping the root directory {} of access point {}: {}",
               volumeId,
-              ap.get().rootPath(),
+              ap.rootPath(),
               apId,
               k.reason());
       case RootDirectoryGuard.Remove r -> {
@@ -125,7 +156,6 @@ final class RootDirectoryDisposal {
             outcome == null ? "did not exist" : outcome);
       }
     }
-    return true;
   }
 
   private static DriverException refused(
