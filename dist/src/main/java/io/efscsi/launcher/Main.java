@@ -11,6 +11,7 @@ import io.efscsi.common.config.UsageException;
 import io.efscsi.common.http.auth.AccessReviewer;
 import io.efscsi.controller.ControllerOptions;
 import io.efscsi.controller.ControllerPlugin;
+import io.efscsi.controller.provision.DirectoryRemover;
 import io.efscsi.node.NodeOptions;
 import io.efscsi.node.NodePlugin;
 import io.efscsi.node.cleanup.DirectoryCleanup;
@@ -127,21 +128,11 @@ public final class Main {
     if (mode != Mode.NODE) {
       ControllerOptions controller = ControllerOptions.from(flags);
       if (controller.deleteAccessPointRootDir()) {
-        // Root directories are removed through the node's mount path: a proxy and an NFS mount.
+        // Root directories are removed (or archived, as a volume's onDelete says) through the
+        // node's mount path: a proxy and an NFS mount. Only with the flag: it needs privileges.
         cleanup = Optional.of(NodePlugin.directoryCleanup(NodeOptions.from(flags)));
       }
-      plugins.add(
-          new ControllerPlugin(
-              controller,
-              env,
-              cleanup.map(c ->
-                  t ->
-                      c.remove(
-                          t.region(),
-                          t.fileSystemId(),
-                          t.mountTargetIp(),
-                          t.accessPointId(),
-                          t.path()))));
+      plugins.add(new ControllerPlugin(controller, env, cleanup.map(Main::remover)));
     }
     if (mode != Mode.CONTROLLER) {
       plugins.add(new NodePlugin(NodeOptions.from(flags), env));
@@ -189,6 +180,23 @@ public final class Main {
     reviewer.ifPresent(KubernetesAccessReviewer::close);
     cleanup.ifPresent(DirectoryCleanup::close);
     return 0;
+  }
+
+  /** The controller's DirectoryRemover port on the node's mount path. */
+  private static DirectoryRemover remover(DirectoryCleanup c) {
+    return new DirectoryRemover() {
+      @Override
+      public boolean remove(Target t) {
+        return c.remove(
+            t.region(), t.fileSystemId(), t.mountTargetIp(), t.accessPointId(), t.path());
+      }
+
+      @Override
+      public Optional<String> archive(Target t) {
+        return c.archive(
+            t.region(), t.fileSystemId(), t.mountTargetIp(), t.accessPointId(), t.path());
+      }
+    };
   }
 
   static String usage(FlagSet flags) {

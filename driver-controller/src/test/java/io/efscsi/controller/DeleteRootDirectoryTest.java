@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.controller.cloud.Clouds;
-import io.efscsi.controller.provision.AccessPointProvisioner;
 import io.efscsi.controller.provision.DirectoryRemover;
-import io.efscsi.controller.provision.FileSystemIds;
 import io.efscsi.controller.provision.Tags;
 import io.efscsi.csi.v1.DeleteVolumeRequest;
 import io.efscsi.csi.v1.DeleteVolumeResponse;
@@ -18,19 +16,14 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -48,58 +41,22 @@ class DeleteRootDirectoryTest {
   Clouds clouds;
   ControllerService service;
   String fs;
-  final List<DirectoryRemover.Target> calls = new CopyOnWriteArrayList<>();
-  volatile CountDownLatch gate = new CountDownLatch(0);
-
-  /** Removes the path below {@link #fsRoot}, after {@link #gate} opens. */
-  boolean remove(DirectoryRemover.Target t) {
-    calls.add(t);
-    try {
-      gate.await();
-    } catch (InterruptedException e) {
-      throw new IllegalStateException(e);
-    }
-    Path dir = fsRoot.resolve(t.path().substring(1));
-    if (!Files.exists(dir)) {
-      return false;
-    }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      walk.sorted(Comparator.reverseOrder())
-          .forEach(p -> {
-            try {
-              Files.delete(p);
-            } catch (IOException e) {
-              throw new UncheckedIOException(e);
-            }
-          });
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return true;
-  }
+  LocalDirectoryRemover remover;
 
   @BeforeEach
   void start() throws IOException {
+    remover = new LocalDirectoryRemover(fsRoot);
     emu = EfsEmulator.start();
     fs = emu.createFileSystem();
     emu.addMountTarget(fs, "us-east-1b", "127.0.0.12");
     emu.addMountTarget(fs, "us-east-1a", "127.0.0.11");
     clouds = ControllerServiceTest.emulatorClouds(emu, new SimpleMeterRegistry());
-    AccessPointProvisioner p =
-        new AccessPointProvisioner(
-            clouds,
-            FileSystemIds.literalOnly(),
-            Tags.parse(""),
-            10_000,
-            Duration.ofMinutes(5),
-            Optional.of(this::remove),
-            "us-east-1");
-    service = new ControllerService(() -> Optional.of(p));
+    service = OnDeleteTest.service(clouds, Optional.of(remover));
   }
 
   @AfterEach
   void stop() {
-    gate.countDown();
+    remover.gate.countDown();
     clouds.close();
     emu.close();
   }
@@ -168,10 +125,10 @@ class DeleteRootDirectoryTest {
     assertEquals("/dyn/pvc-a", rootA);
     assertEquals(
         List.of(new DirectoryRemover.Target("us-east-1", fs, "127.0.0.11", apId(a), rootA)),
-        calls,
+        remover.targets(),
         "one removal, through the first available mount target by zone");
     delete(a); // a retry after success: the access point is gone, nothing to do
-    assertEquals(1, calls.size());
+    assertEquals(1, remover.targets().size());
     assertEquals(
         "/dyn",
         ((List<?>) emu.accessPoint(apId(b)).orElseThrow().get("Tags"))
@@ -203,7 +160,7 @@ class DeleteRootDirectoryTest {
         e.getStatus().getDescription());
     assertTrue(emu.accessPoint(ap).isPresent());
     assertTrue(Files.exists(file));
-    assertTrue(calls.isEmpty());
+    assertTrue(remover.targets().isEmpty());
   }
 
   @Test
@@ -220,7 +177,7 @@ class DeleteRootDirectoryTest {
                 "it belongs to file system " + other + ", not to " + fs + " of the volume id"),
         e.getStatus().getDescription());
     assertTrue(emu.accessPoint(ap).isPresent());
-    assertTrue(calls.isEmpty());
+    assertTrue(remover.targets().isEmpty());
   }
 
   @Test
@@ -231,10 +188,10 @@ class DeleteRootDirectoryTest {
     delete(a);
     assertTrue(emu.accessPoint(apId(a)).isEmpty(), "the access point goes");
     assertTrue(Files.exists(dir.resolve("sub/deeper/file")), "the shared data stays");
-    assertTrue(calls.isEmpty());
+    assertTrue(remover.targets().isEmpty());
     delete(fs + "::" + shared);
     assertFalse(Files.exists(dir), "the last user's delete removes it");
-    assertEquals(1, calls.size());
+    assertEquals(1, remover.targets().size());
   }
 
   @Test
@@ -252,18 +209,19 @@ class DeleteRootDirectoryTest {
   void aLongRemovalAnswersAbortedAndTheRetryJoinsIt() throws Exception {
     String a = create("pvc-a");
     Path dir = data(root(a));
-    gate = new CountDownLatch(1);
+    remover.gate = new CountDownLatch(1);
     for (int attempt = 0; attempt < 2; attempt++) {
       StatusRuntimeException e = assertThrows(StatusRuntimeException.class, () -> deleteWithin(a));
       assertEquals(Status.Code.ABORTED, e.getStatus().getCode());
       assertTrue(e.getStatus().getDescription().contains("is still being removed"));
       assertTrue(emu.accessPoint(apId(a)).isPresent(), "the access point outlives its directory");
-      assertEquals(1, calls.size(), "the retry joined the running removal");
+      assertEquals(1, remover.targets().size(), "the retry joined the running removal");
     }
-    gate.countDown();
+    remover.gate.countDown();
     delete(a);
     assertFalse(Files.exists(dir));
     assertTrue(emu.accessPoint(apId(a)).isEmpty());
-    assertEquals(1, calls.size(), "the finished removal's result was taken, not redone");
+    assertEquals(
+        1, remover.targets().size(), "the finished removal's result was taken, not redone");
   }
 }

@@ -258,21 +258,11 @@ class ControllerIT {
     java.nio.file.Files.createSymbolicLink(fsRoot.resolve("link"), outside.getParent());
     Path state = tmp.resolve("state");
     Path mountLog = tmp.resolve("mounts.log");
-    Path script = tmp.resolve("fake-nfs-mount");
-    try (var in = ControllerIT.class.getResourceAsStream("/fake-nfs-mount")) {
-      java.nio.file.Files.write(script, in.readAllBytes());
-    }
-    java.nio.file.Files.setPosixFilePermissions(
-        script, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
     emu.addMountTarget(fs, "us-east-1a", "127.0.0.1");
     start(
         info,
         Map.of("FAKE_NFS_ROOT", fsRoot.toString(), "FAKE_NFS_LOG", mountLog.toString()),
-        "--delete-access-point-root-dir",
-        "--state-dir=" + state,
-        "--nfs-mount-command=" + script,
-        "--proxy-port-range=" + SupervisorIT.freeRange(4),
-        "--mount-target-port=" + SupervisorIT.freeRange(1).split("-")[0]);
+        cleanupFlags(tmp, state));
 
     CreateVolumeRequest.Builder r = create("pvc-rd1", fs, Map.of()).toBuilder();
     r.putParameters("basePath", "dyn");
@@ -323,6 +313,26 @@ class ControllerIT {
     assertTrue(!java.nio.file.Files.exists(fsRoot.resolve("dyn/pvc-rd2")));
     assertTrue(java.nio.file.Files.exists(fsRoot.resolve("dyn")), "the basePath stays");
     assertNothingLeft(state);
+  }
+
+  /**
+   * {@code --delete-access-point-root-dir} and what its mount path needs: a state dir, free ports,
+   * and the fake mount command (copied into {@code tmp}), which binds {@code FAKE_NFS_ROOT}.
+   */
+  static String[] cleanupFlags(Path tmp, Path state) throws Exception {
+    Path script = tmp.resolve("fake-nfs-mount");
+    try (var in = ControllerIT.class.getResourceAsStream("/fake-nfs-mount")) {
+      java.nio.file.Files.write(script, in.readAllBytes());
+    }
+    java.nio.file.Files.setPosixFilePermissions(
+        script, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+    return new String[] {
+      "--delete-access-point-root-dir",
+      "--state-dir=" + state,
+      "--nfs-mount-command=" + script,
+      "--proxy-port-range=" + SupervisorIT.freeRange(4),
+      "--mount-target-port=" + SupervisorIT.freeRange(1).split("-")[0]
+    };
   }
 
   /** A DeleteVolume that must fail with FAILED_PRECONDITION. */

@@ -39,8 +39,7 @@ public final class AccessPointProvisioner {
   private final MountTargets mountTargets = new MountTargets();
   private final Map<String, Optional<String>> zones = new ConcurrentHashMap<>();
 
-  private final Optional<DirectoryRemovals> removals;
-  private final String region;
+  private final RootDirectoryDisposal disposal;
 
   public AccessPointProvisioner(
       CloudSource clouds, FileSystemIds fileSystemIds, Tags flagTags, int limit, Duration refresh) {
@@ -48,8 +47,9 @@ public final class AccessPointProvisioner {
   }
 
   /**
-   * @param remover present with {@code --delete-access-point-root-dir}: DeleteVolume removes the
-   *     access point's root directory through it before deleting the access point
+   * @param remover present with {@code --delete-access-point-root-dir}: DeleteVolume removes (or,
+   *     as the volume's onDelete says, archives or keeps) the access point's root directory through
+   *     it before deleting the access point
    * @param region the region of the file systems (for the remover's mounts)
    */
   public AccessPointProvisioner(
@@ -65,8 +65,7 @@ public final class AccessPointProvisioner {
     this.flagTags = flagTags;
     this.limit = limit;
     this.inventories = new Inventories(limit, refresh, System::nanoTime);
-    this.removals = remover.map(DirectoryRemovals::new);
-    this.region = region;
+    this.disposal = new RootDirectoryDisposal(remover, region);
   }
 
   public Created create(
@@ -75,6 +74,7 @@ public final class AccessPointProvisioner {
       Map<String, String> parameters,
       Map<String, String> secrets) {
     ProvisioningParameters p = ProvisioningParameters.parse(parameters);
+    disposal.checkHonoured(name, p.onDelete());
     if (!p.enableTagging() && !flagTags.values().isEmpty()) {
       throw DriverException.invalidArgument(
           "enableTagging is false but the controller has --tags %s: access points would be"
@@ -200,6 +200,7 @@ public final class AccessPointProvisioner {
       tags.put(Tags.CAPACITY_KEY, Long.toString(capacityBytes));
     }
     tags.putAll(flagTags.values());
+    p.onDelete().ifPresent(d -> tags.put(Tags.ON_DELETE_KEY, d.value()));
     p.pvName().ifPresent(v -> tags.put(Tags.PV_NAME_KEY, v));
     p.pvcName().ifPresent(v -> tags.put(Tags.PVC_NAME_KEY, v));
     p.pvcNamespace().ifPresent(v -> tags.put(Tags.PVC_NAMESPACE_KEY, v));
@@ -286,9 +287,10 @@ public final class AccessPointProvisioner {
   }
 
   /**
-   * Deletes the volume's access point; with {@code --delete-access-point-root-dir}, first its root
-   * directory, waiting for that at most {@code wait} (ABORTED after that: a retry joins the removal
-   * still running).
+   * Deletes the volume's access point, first removing or archiving its root directory as its
+   * onDelete (or {@code --delete-access-point-root-dir}) says ({@link RootDirectoryDisposal}),
+   * waiting for that at most {@code wait} (ABORTED after that: a retry joins the removal still
+   * running).
    */
   public void delete(String volumeId, Map<String, String> secrets, Duration wait) {
     VolumeId id;
@@ -307,84 +309,13 @@ public final class AccessPointProvisioner {
     }
     Cloud cloud = CrossAccount.parse(secrets).cloud(clouds, id.s3files(), volumeId);
     String ap = id.accessPointId().get();
-    if (removals.isPresent() && id.s3files()) {
-      log.warn(
-          "DeleteVolume {}: --delete-access-point-root-dir does not remove the root directory of an"
-              + " S3 Files access point; the directory (and its objects in the bucket) stays",
-          volumeId);
-    } else if (removals.isPresent()
-        && !removeRootDirectory(cloud, volumeId, id, removals.get(), wait)) {
-      log.info("DeleteVolume {}: access point {} was already gone", volumeId, ap);
-      return;
-    }
-    boolean deleted = cloud.deleteAccessPoint(ap);
+    boolean deleted = disposal.dispose(cloud, volumeId, id, wait) && cloud.deleteAccessPoint(ap);
     FileSystemInventory inventory = inventories.loaded(cloud, id.fileSystemId());
     if (inventory != null) {
       inventory.removed(ap);
     }
     log.info(
         "DeleteVolume {}: access point {}", volumeId, deleted ? "deleted" : "was already gone");
-  }
-
-  /**
-   * Removes the access point's root directory when {@link RootDirectoryGuard} allows it.
-   *
-   * @return false when the access point no longer exists (nothing left to do)
-   */
-  private boolean removeRootDirectory(
-      Cloud cloud, String volumeId, VolumeId id, DirectoryRemovals removals, Duration wait) {
-    String apId = id.accessPointId().orElseThrow();
-    Optional<AccessPoint> ap = cloud.describeAccessPoint(id.fileSystemId(), apId);
-    if (ap.isEmpty()) {
-      return false;
-    }
-    java.util.List<AccessPoint> sameFs = new java.util.ArrayList<>();
-    if (ap.get().fileSystemId().equals(id.fileSystemId())) {
-      cloud.listAccessPoints(id.fileSystemId(), sameFs::add);
-    }
-    switch (RootDirectoryGuard.check(ap.get(), id.fileSystemId(), sameFs)) {
-      case RootDirectoryGuard.Refuse r ->
-          throw DriverException.failedPrecondition(
-              "DeleteVolume %s: not removing the root directory of access point %s: %s. Nothing"
-                  + " was deleted; delete the access point by hand, or run the controller"
-                  + " without --delete-access-point-root-dir",
-              volumeId, apId, r.reason());
-      case RootDirectoryGuard.Keep k ->
-          log.warn(
-              "DeleteVolume {}: keeping the root directory {} of access point {}: {}",
-              volumeId,
-              ap.get().rootPath(),
-              apId,
-              k.reason());
-      case RootDirectoryGuard.Remove r -> {
-        String mountTarget = mountTargetFor(cloud, id.fileSystemId(), volumeId, r.path());
-        boolean existed =
-            removals.remove(
-                new DirectoryRemover.Target(region, id.fileSystemId(), mountTarget, apId, r.path()),
-                wait);
-        log.info(
-            "DeleteVolume {}: root directory {} of access point {} {}",
-            volumeId,
-            r.path(),
-            apId,
-            existed ? "removed" : "did not exist");
-      }
-    }
-    return true;
-  }
-
-  /** An available mount target of the file system (the first by zone name, for repeatability). */
-  private static String mountTargetFor(Cloud cloud, String fsId, String volumeId, String path) {
-    return cloud.describeMountTargets(fsId).stream()
-        .filter(m -> m.available() && m.ipAddress() != null && !m.ipAddress().isBlank())
-        .sorted(java.util.Comparator.comparing(Cloud.MountTarget::availabilityZone))
-        .map(Cloud.MountTarget::ipAddress)
-        .findFirst()
-        .orElseThrow(() ->
-            DriverException.unavailable(
-                "DeleteVolume %s: file system %s has no available mount target to remove the"
-                    + " directory %s through; nothing was deleted",
-                volumeId, fsId, path));
   }
 
   /** Whether the volume's access point (or file system, for handles without one) exists. */

@@ -27,7 +27,8 @@ public record ProvisioningParameters(
     boolean enableTagging,
     Optional<String> pvName,
     Optional<String> pvcName,
-    Optional<String> pvcNamespace) {
+    Optional<String> pvcNamespace,
+    Optional<OnDelete> onDelete) {
 
   public static final String PROVISIONING_MODE = "provisioningMode";
   public static final String FS_ID = "fileSystemId";
@@ -45,6 +46,7 @@ public record ProvisioningParameters(
   public static final String AZ = "az";
   public static final String ENFORCE_ZONE_AFFINITY = "enforceZoneAffinity";
   public static final String ENABLE_TAGGING = "enableTagging";
+  public static final String ON_DELETE = "onDelete";
   public static final String PV_NAME = "csi.storage.k8s.io/pv/name";
   public static final String PVC_NAME = "csi.storage.k8s.io/pvc/name";
   public static final String PVC_NAMESPACE = "csi.storage.k8s.io/pvc/namespace";
@@ -141,6 +143,7 @@ public record ProvisioningParameters(
           DIRECTORY_PERMS, perms);
     }
     String ensureUnique = p.get(ENSURE_UNIQUE_DIRECTORY);
+    boolean tagging = bool(p, ENABLE_TAGGING, true);
     return new ProvisioningParameters(
         backend,
         fs,
@@ -156,10 +159,43 @@ public record ProvisioningParameters(
         reuse,
         Optional.ofNullable(p.get(AZ)).filter(s -> !s.isBlank()),
         bool(p, ENFORCE_ZONE_AFFINITY, false),
-        bool(p, ENABLE_TAGGING, true),
+        tagging,
         Optional.ofNullable(p.get(PV_NAME)).filter(s -> !s.isBlank()),
         Optional.ofNullable(p.get(PVC_NAME)).filter(s -> !s.isBlank()),
-        Optional.ofNullable(p.get(PVC_NAMESPACE)).filter(s -> !s.isBlank()));
+        Optional.ofNullable(p.get(PVC_NAMESPACE)).filter(s -> !s.isBlank()),
+        onDelete(p, backend, tagging));
+  }
+
+  /**
+   * {@code onDelete} (ours): delete, retain or archive, in any case. It is kept as a tag of the
+   * access point (DeleteVolume sees no parameters), so it needs tagging; S3 Files directories are
+   * never removed nor renamed, so there only retain is accepted.
+   */
+  private static Optional<OnDelete> onDelete(
+      Map<String, String> p, Backend backend, boolean tagging) {
+    String v = p.get(ON_DELETE);
+    if (v == null) {
+      return Optional.empty();
+    }
+    OnDelete d =
+        OnDelete.read(v)
+            .orElseThrow(() ->
+                DriverException.invalidArgument(
+                    "Invalid value for %s parameter: '%s' (expected delete, retain or archive)",
+                    ON_DELETE, v));
+    if (!tagging) {
+      throw DriverException.invalidArgument(
+          "%s %s needs enableTagging: the choice is kept as the access point's tag %s, and"
+              + " enableTagging is false",
+          ON_DELETE, v, Tags.ON_DELETE_KEY);
+    }
+    if (backend != Backend.EFS && d != OnDelete.RETAIN) {
+      throw DriverException.invalidArgument(
+          "%s %s is not supported for %s file systems: their directories are never removed nor"
+              + " renamed; use retain or leave %s out",
+          ON_DELETE, v, backend.type, ON_DELETE);
+    }
+    return Optional.of(d);
   }
 
   /** The Go driver refuses some parameters for S3 Files whatever their value. */

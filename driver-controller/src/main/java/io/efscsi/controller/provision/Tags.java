@@ -31,6 +31,12 @@ public record Tags(Map<String, String> values, List<String> skipped) {
    */
   public static final String CAPACITY_KEY = "efs.csi.aws.com/requested-capacity-bytes";
 
+  /**
+   * The StorageClass's {@code onDelete} (ours: delete, retain or archive; absent when it did not
+   * say): DeleteVolume reads it back from the access point ({@link OnDelete}).
+   */
+  public static final String ON_DELETE_KEY = "efs.csi.aws.com/on-delete";
+
   /** What EFS accepts as a tag value. */
   public static boolean validValue(String v) {
     return v.length() <= 256 && v.matches("[\\p{L}\\p{Z}\\p{N}_.:/=+\\-@]*");

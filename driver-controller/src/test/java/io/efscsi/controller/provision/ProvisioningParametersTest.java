@@ -9,6 +9,7 @@ import io.efscsi.common.error.DriverException;
 import io.efscsi.controller.provision.ProvisioningParameters.FileSystemRef;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -114,7 +115,45 @@ class ProvisioningParametersTest {
         Arguments.of(
             base("provisioningMode", "s3files-ap", "az", ""),
             "Parameter az is only supported for EFS file systems, not supported for s3files file"
-                + " systems"));
+                + " systems"),
+        Arguments.of(
+            base("onDelete", "shred"),
+            "Invalid value for onDelete parameter: 'shred' (expected delete, retain or archive)"),
+        Arguments.of(
+            base("onDelete", ""),
+            "Invalid value for onDelete parameter: '' (expected delete, retain or archive)"),
+        Arguments.of(
+            base("onDelete", "archive", "enableTagging", "false"),
+            "onDelete archive needs enableTagging: the choice is kept as the access point's tag"
+                + " efs.csi.aws.com/on-delete, and enableTagging is false"),
+        Arguments.of(
+            base("provisioningMode", "s3files-ap", "onDelete", "delete"),
+            "onDelete delete is not supported for s3files file systems: their directories are"
+                + " never removed nor renamed; use retain or leave onDelete out"),
+        Arguments.of(
+            base("provisioningMode", "s3files-ap", "onDelete", "Archive"),
+            "onDelete Archive is not supported for s3files file systems: their directories are"
+                + " never removed nor renamed; use retain or leave onDelete out"));
+  }
+
+  @Test
+  void onDeleteIsReadInAnyCaseAndAbsentUnlessGiven() {
+    assertEquals(Optional.empty(), ProvisioningParameters.parse(base()).onDelete());
+    assertEquals(
+        Optional.of(OnDelete.DELETE),
+        ProvisioningParameters.parse(base("onDelete", "delete")).onDelete());
+    assertEquals(
+        Optional.of(OnDelete.RETAIN),
+        ProvisioningParameters.parse(base("onDelete", "Retain")).onDelete());
+    assertEquals(
+        Optional.of(OnDelete.ARCHIVE),
+        ProvisioningParameters.parse(base("onDelete", " ARCHIVE ")).onDelete());
+    assertEquals(
+        Optional.of(OnDelete.RETAIN),
+        ProvisioningParameters.parse(base("provisioningMode", "s3files-ap", "onDelete", "retain"))
+            .onDelete());
+    assertEquals(OnDelete.DELETE, OnDelete.byFlag(true));
+    assertEquals(OnDelete.RETAIN, OnDelete.byFlag(false));
   }
 
   @ParameterizedTest
