@@ -1,5 +1,6 @@
 package io.efscsi.node.mountstats;
 
+import io.efscsi.supervisor.host.MountInfoParser;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -225,7 +226,11 @@ public final class MountStats {
         return new Block(
             line, "?", nfs ? "nfs" : "?", nfs ? "the device line does not read" : null);
       }
-      return new Block(unescape(m.group(1)), unescape(m.group(2)), m.group(3), null);
+      return new Block(
+          MountInfoParser.unescape(m.group(1)),
+          MountInfoParser.unescape(m.group(2)),
+          m.group(3),
+          null);
     }
 
     String where() {
@@ -347,38 +352,6 @@ public final class MountStats {
   /** An unsigned 64-bit value as a double (exact below 2^53, rounded past it). */
   static double u(long v) {
     return v >= 0 ? v : (v >>> 1) * 2.0 + (v & 1);
-  }
-
-  /**
-   * Undoes the kernel's {@code seq_escape}: {@code \ooo} octal escapes (space, tab, newline, \).
-   */
-  static String unescape(String s) {
-    if (s.indexOf('\\') < 0) {
-      return s;
-    }
-    StringBuilder b = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c == '\\' && isOctal(s, i + 1)) {
-        b.append((char) Integer.parseInt(s.substring(i + 1, i + 4), 8));
-        i += 3;
-      } else {
-        b.append(c);
-      }
-    }
-    return b.toString();
-  }
-
-  private static boolean isOctal(String s, int from) {
-    if (from + 3 > s.length() || s.charAt(from) > '3') {
-      return false; // one byte: \000 to \377
-    }
-    for (int i = from; i < from + 3; i++) {
-      if (s.charAt(i) < '0' || s.charAt(i) > '7') {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static String quote(String s) {

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.DictionaryEntries;
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.efscsi.supervisor.host.MountInfoParser;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -59,7 +60,7 @@ class MountStatsFuzzTest {
     if (data.consumeBoolean()) {
       text.append("device tmpfs mounted on /run with fstype tmpfs\n");
     }
-    text.append("device 127.0.0.1:/ mounted on ").append(escape(mountPoint));
+    text.append("device 127.0.0.1:/ mounted on ").append(MountInfoParser.escape(mountPoint));
     text.append(" with fstype nfs4 statvers=1.1\n");
     text.append("\topts:\trw,vers=4.1,port=").append(port).append(",addr=127.0.0.1\n");
     text.append("\tage:\t").append(data.consumeInt(0, 1 << 20)).append('\n');
@@ -109,19 +110,6 @@ class MountStatsFuzzTest {
   private static String mountPoint(FuzzedDataProvider data) {
     String s = data.consumeString(40).replace("\0", "");
     return "/" + s;
-  }
-
-  /** The kernel's seq_escape of a mount point: space, tab, newline and backslash as \ooo. */
-  static String escape(String s) {
-    StringBuilder b = new StringBuilder();
-    for (char c : s.toCharArray()) {
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\\') {
-        b.append(String.format("\\%03o", (int) c));
-      } else {
-        b.append(c);
-      }
-    }
-    return b.toString();
   }
 
   private static String unsigned(long[] v) {
