@@ -74,7 +74,9 @@ public final class DemoMain {
                      (default 1000 volumes each)
         aot-training node|controller CONFIG
                      (build time) record the classes one plugin loads, for its AOT cache
-        lab DIR      the loopback NFS server (nfs-ganesha) that the tests, the demo and the
-                     benchmarks share: prints its port and export as JSON, serves until stdin closes
+        lab DIR [--tls]
+                     the loopback NFS lab the tests and the benchmarks share (nfs-ganesha, with
+                     --tls an stunnel TLS server in front): prints its ports, export and
+                     certificate as JSON, serves until stdin closes
       """;
 }

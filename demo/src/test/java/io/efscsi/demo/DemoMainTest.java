@@ -34,7 +34,7 @@ class DemoMainTest {
     assertTrue(err().contains("unknown flag '--loud' for demo"), err());
     err.reset();
     assertEquals(2, run("lab"));
-    assertTrue(err().contains("lab takes one argument"), err());
+    assertTrue(err().contains(LabCommand.USAGE + ", got []"), err());
     err.reset();
     assertEquals(2, run("controller"));
     assertTrue(err().contains("accepted commands here: " + DemoMain.COMMANDS), err());
