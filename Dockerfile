@@ -20,8 +20,8 @@ ARG JDK_IMAGE=eclipse-temurin:25-jdk
 ARG BASE_IMAGE=debian:bookworm-slim
 
 FROM ${JDK_IMAGE} AS jdk
-# The modules the driver and the proxy use (jdeps over lib/ and lib/proxy/, plus what is loaded by
-# name: DNS, EC keys, zip file systems), and jcmd for diagnostics (docs/troubleshooting.md).
+# The modules the driver and the proxy use (jdeps over lib/, lib/proxy/ and lib/demo/, plus what is
+# loaded by name: DNS, EC keys, zip file systems), and jcmd for diagnostics (docs/troubleshooting.md).
 RUN "$JAVA_HOME/bin/jlink" --output /jre --strip-java-debug-attributes --no-man-pages --no-header-files \
       --add-modules java.base,java.desktop,java.logging,java.management,java.naming,java.net.http,java.sql,java.xml,jdk.crypto.ec,jdk.httpserver,jdk.jcmd,jdk.jfr,jdk.management,jdk.naming.dns,jdk.unsupported,jdk.zipfs
 
@@ -48,6 +48,9 @@ RUN apt-get update \
 COPY --from=jdk /jre /opt/java
 ENV JAVA_HOME=/opt/java PATH=/opt/efs-csi/bin:/opt/java/bin:$PATH
 COPY --from=dist /opt/efs-csi /opt/efs-csi
+# The training drives each plugin against the EFS emulator (lib/demo/, the demo module with the
+# emulator; never on the plugins' class path): the reason the image carries lib/demo/
+# (docs/architecture.md, "The demo module and the image").
 RUN /opt/efs-csi/bin/efs-csi train && /opt/efs-csi/bin/efs-csi version
 # Open Container Initiative annotations, from the build's arguments (ContainerImageIT passes what
 # the distribution's `efs-csi version` prints).

@@ -1,7 +1,8 @@
-"""A real NFS stack on loopback for benchmarks: nfs-ganesha, an stunnel TLS server in front of it
-(the EFS side), the stunnel client the Go driver used before efs-proxy, and our proxy. Needs the
-Debian packages nfs-ganesha nfs-ganesha-vfs stunnel4 libnfs-utils (scripts/test installs them)."""
-import fcntl, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
+"""A real NFS stack on loopback for benchmarks: nfs-ganesha (`efs-csi lab`, the project's one
+loopback NFS server), an stunnel TLS server in front of it (the EFS side), the stunnel client the
+Go driver used before efs-proxy, and our proxy. Needs the packaged distribution and the Debian
+packages nfs-ganesha nfs-ganesha-vfs stunnel4 libnfs-utils (scripts/test installs them)."""
+import fcntl, json, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAUNCHER = os.path.join(ROOT, "dist", "target", "efs-csi", "bin", "efs-csi")
@@ -30,44 +31,34 @@ class Lab:
     def __init__(self, file_mib=256, server="stunnel"):
         self.dir = tempfile.mkdtemp(prefix="efs-csi-lab-")
         self.procs = []
-        self.export = os.path.join(self.dir, "export")
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         self.scratch = tempfile.mkdtemp(prefix="efs-csi-lab-", dir=shm) if shm else self.dir
-        os.makedirs(self.export)
+        # the project's one loopback NFS lab (the integration tests' NfsLab start the same;
+        # the emulator's mount target and the demo the same ganesha), through the packaged
+        # `efs-csi lab`: nfs-ganesha, srv.crt/srv.key for SERVER_NAME and, for stunnel, an stunnel
+        # TLS server in front; it prints its facts once it serves and stops when its stdin closes
+        self.nfs = subprocess.Popen([LAUNCHER, "lab", self.path("lab")] + (["--tls"] if server == "stunnel" else []),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=open(self.path("lab.log"), "w"), text=True)
+        self.procs.append(self.nfs)
+        line = self.nfs.stdout.readline()
+        if not line:
+            raise RuntimeError(f"efs-csi lab did not start: {open(self.path('lab.log')).read()}")
+        facts = json.loads(line)
+        assert facts["serverName"] == SERVER_NAME, facts
+        self.export = facts["export"]
+        self.nfs_port = facts["nfsPort"]
+        self.cert, self.key = facts["cert"], facts["key"]
         self.file_mib = file_mib
         with open(os.path.join(self.export, "big.bin"), "wb") as f:
             for _ in range(file_mib):
                 f.write(os.urandom(1 << 20))
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-                        "-keyout", self.path("srv.key"), "-out", self.path("srv.crt"), "-days", "30",
-                        "-subj", f"/CN={SERVER_NAME}", "-addext", f"subjectAltName=DNS:{SERVER_NAME}"],
-                       check=True, capture_output=True)
-        self.nfs_port = free_port()
-        self.tls_port = free_port()
-        with open(self.path("ganesha.conf"), "w") as f:
-            f.write(f"""NFS_CORE_PARAM {{ NFS_Port = {self.nfs_port}; Bind_addr = 127.0.0.1; Protocols = 4;
-  Enable_NLM = false; Enable_RQUOTA = false; MNT_Port = 0; }}
-NFSV4 {{ Graceless = true; Minor_Versions = 0,1,2; }}
-NFS_KRB5 {{ Active_krb5 = false; }}
-EXPORT {{ Export_Id = 1; Path = {self.export}; Pseudo = /export; Access_Type = RW;
-  Squash = No_Root_Squash; SecType = sys; Protocols = 4; Transports = TCP; FSAL {{ Name = VFS; }} }}
-LOG {{ Default_Log_Level = EVENT; }}
-""")
-        self.spawn(["ganesha.nfsd", "-F", "-L", self.path("ganesha.log"), "-f", self.path("ganesha.conf"),
-                    "-p", self.path("ganesha.pid"), "-N", "NIV_EVENT"])
-        self.tls_server = self.netty_terminator() if server == "netty" else self.stunnel("server", f"""accept = 127.0.0.1:{self.tls_port}
-connect = 127.0.0.1:{self.nfs_port}
-cert = {self.path('srv.crt')}
-key = {self.path('srv.key')}
-""")
-        wait_port(self.nfs_port, timeout=30)
-        wait_port(self.tls_port)
-        # ganesha answers the port before its grace handling settles; wait until a read works
-        t0 = time.monotonic()
-        while subprocess.run(["nfs-ls", self.url(self.nfs_port, "")], capture_output=True).returncode != 0:
-            if time.monotonic() - t0 > 30:
-                raise RuntimeError("ganesha does not answer")
-            time.sleep(0.5)
+        if server == "netty":
+            self.tls_port = free_port()
+            self.tls_server = self.netty_terminator()
+            wait_port(self.tls_port)
+        else:
+            self.tls_port = facts["tlsPort"]
 
     def path(self, name):
         return os.path.join(self.dir, name)
@@ -98,7 +89,7 @@ key = {self.path('srv.key')}
                            "-Dio.netty.tryReflectionSetAccessible=true", "-Dio.netty.allocator.type=unpooled",
                            "-cp", os.path.join(lib, "*"),
                            os.path.join(ROOT, "benchmarks", "TlsTerminator.java"), str(self.tls_port),
-                           str(self.nfs_port), self.path("srv.crt"), self.path("srv.key")],
+                           str(self.nfs_port), self.cert, self.key],
                           log=self.path("tls-server.log"))
 
     def stunnel_client(self):
@@ -106,7 +97,7 @@ key = {self.path('srv.key')}
         p = self.stunnel(f"client-{port}", f"""client = yes
 accept = 127.0.0.1:{port}
 connect = 127.0.0.1:{self.tls_port}
-CAfile = {self.path('srv.crt')}
+CAfile = {self.cert}
 verify = 2
 checkHost = {SERVER_NAME}
 sslVersion = TLSv1.2
@@ -120,7 +111,7 @@ sslVersion = TLSv1.2
         lines = {"listen.port": port, "upstream.host": "127.0.0.1",
                  "upstream.port": upstream_port or (self.tls_port if tls else self.nfs_port),
                  "tls": str(tls).lower(), "tls.server-name": SERVER_NAME,
-                 "tls.ca-file": self.path("srv.crt"),
+                 "tls.ca-file": self.cert,
                  "control.socket": self.path(f"proxy-{port}.sock")}
         lines.update(extra or {})
         with open(conf, "w") as f:

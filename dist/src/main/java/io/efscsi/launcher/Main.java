@@ -15,10 +15,13 @@ import io.efscsi.controller.provision.DirectoryRemover;
 import io.efscsi.node.NodeOptions;
 import io.efscsi.node.NodePlugin;
 import io.efscsi.node.cleanup.DirectoryCleanup;
+import io.efscsi.proxy.json.Json;
 import io.efscsi.proxy.util.Signals;
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -26,14 +29,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code efs-csi controller|node|all|demo|version [flags]}. With no command the Go driver's
+ * {@code efs-csi controller|node|all|status|version [flags]}. With no command the Go driver's
  * behaviour is kept (one process serving every service), so its manifests' args keep working. Exit
- * codes: 0 done, 1 failed at run time, 2 bad command line.
+ * codes: 0 done, 1 failed at run time, 2 bad command line. {@code bin/efs-csi} runs {@code proxy}
+ * on the proxy's own class path, and {@code demo}, {@code benchmark-controller}, {@code
+ * aot-training} and {@code lab} in the demo module ({@code io.efscsi.demo.DemoMain}, {@code
+ * lib/demo/}), which this class never sees; the usage below lists them all, as {@code bin/efs-csi}
+ * accepts them.
  */
 public final class Main {
 
   static final String COMMANDS =
-      "controller, node, all, proxy, demo, benchmark-controller, status, version";
+      "controller, node, all, proxy, demo, benchmark-controller, lab, status, version";
 
   private Main() {}
 
@@ -64,15 +71,18 @@ public final class Main {
       }
       return switch (command) {
         case "version" -> {
-          out.println(BuildInfo.load().toJson());
+          out.print(versionJson(BuildInfo.load()));
           yield 0;
         }
         case "controller" -> serve(Mode.CONTROLLER, flagSet.parse(rest), env, out, err);
         case "node" -> serve(Mode.NODE, flagSet.parse(rest), env, out, err);
         case "all" -> serve(Mode.ALL, flagSet.parse(rest), env, out, err);
-        case "demo" -> Demo.run(rest, out, err);
-        case "aot-training" -> AotTraining.run(rest, err);
-        case "benchmark-controller" -> benchmark(rest, out, err);
+        case "demo", "benchmark-controller", "aot-training", "lab" ->
+            throw new UsageException(
+                command
+                    + " runs through bin/efs-csi "
+                    + command
+                    + ", with the demo module (lib/demo/) on its class path");
         case "status" -> {
           Logging.quiet();
           yield io.efscsi.node.status.StatusCommand.run(rest, out, err);
@@ -85,27 +95,28 @@ public final class Main {
                 "unknown command '" + command + "'; accepted commands: " + COMMANDS);
       };
     } catch (UsageException e) {
-      err.println("efs-csi: " + e.getMessage());
-      err.println("run 'efs-csi --help' for the list of commands and flags");
-      return 2;
+      return e.report(err);
     }
   }
 
-  private static int benchmark(List<String> args, PrintStream out, PrintStream err)
-      throws UsageException {
-    if (args.size() > 1 || (!args.isEmpty() && !args.getFirst().matches("[1-9][0-9]{0,5}"))) {
-      throw new UsageException(
-          "benchmark-controller takes one optional argument, the number of volumes (1-999999),"
-              + " got "
-              + args);
-    }
-    Logging.quiet();
-    try {
-      return ControllerBenchmark.run(args, out);
-    } catch (Exception e) {
-      err.println("efs-csi benchmark-controller failed: " + e);
-      return 1;
-    }
+  /**
+   * The Go driver's {@code --version} JSON shape (driverVersion, gitCommit, buildDate,
+   * efsClientSource, goVersion → javaVersion, compiler, platform), pretty-printed by the shared
+   * {@link Json}.
+   */
+  static String versionJson(BuildInfo build) {
+    String os = System.getProperty("os.name", "linux").toLowerCase(Locale.ROOT);
+    String arch = System.getProperty("os.arch", "amd64");
+    arch = arch.equals("x86_64") ? "amd64" : arch.equals("aarch64") ? "arm64" : arch;
+    Map<String, String> fields = new LinkedHashMap<>();
+    fields.put("driverVersion", build.version());
+    fields.put("gitCommit", build.gitCommit());
+    fields.put("buildDate", build.buildDate());
+    fields.put("efsClientSource", "efs-csi-java proxy (built in)");
+    fields.put("javaVersion", Runtime.version().toString());
+    fields.put("compiler", "javac");
+    fields.put("platform", os + "/" + arch);
+    return Json.write(fields);
   }
 
   static FlagSet flagSet() {
@@ -119,7 +130,7 @@ public final class Main {
       Mode mode, Flags flags, Map<String, String> env, PrintStream out, PrintStream err)
       throws UsageException {
     if (flags.bool("version")) {
-      out.println(BuildInfo.load().toJson());
+      out.print(versionJson(BuildInfo.load()));
       return 0;
     }
     CommonOptions common = CommonOptions.from(flags);
@@ -208,14 +219,12 @@ public final class Main {
       node         serve the CSI Identity and Node services
       all          both in one process (the default when no command is given, as the Go driver)
       proxy        run one per-mount proxy (started by the node plugin)
-      demo [--quiet|--json] [--log FILE]
-                   one volume's life on this node: the driver in 'all' mode on a temporary
-                   socket, the EFS emulator with a mount target (TLS, nfs-ganesha) on 127.0.0.1,
-                   a proxy killed mid-transfer and healed; needs root and nfs-ganesha
-      benchmark-controller [volumes]
-                   time CreateVolume/DeleteVolume of a packaged controller against the embedded
-                   EFS emulator, on file systems with 100, 1,000 and 10,000 access points
-                   (default 1000 volumes each)
+      demo, benchmark-controller, lab
+                   the demo module's commands (lib/demo/), against the embedded EFS emulator:
+                   one volume's life on this node with a proxy killed and healed (needs root and
+                   nfs-ganesha), the controller's CreateVolume/DeleteVolume timed, the loopback
+                   NFS server the tests, the demo and the benchmarks share; 'efs-csi demo --help'
+                   says more
       status [--json] [--state-dir DIR]
                    the node's volumes, proxies and mounts (run inside the node pod); read-only
       version      print the version as JSON

@@ -254,23 +254,43 @@ class LayeringTest {
         .check(all);
   }
 
+  /**
+   * The demo module (the demo, the controller benchmark, the AOT training, the NFS lab) is on the
+   * class path of its own commands only (lib/demo/): the launcher and every plugin module work
+   * without it.
+   */
   @Test
-  void onlyTheLauncherKnowsTheEmulator() {
+  void theLauncherAndTheProductDoNotKnowTheDemo() {
     noClasses()
         .that()
-        .resideOutsideOfPackages("io.efscsi.launcher..", "io.efscsi.emulator..")
+        .resideOutsideOfPackage("io.efscsi.demo..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.efscsi.demo..")
+        .because("the demo module is not on the plugins' class path (issue 28)")
+        .check(all);
+  }
+
+  @Test
+  void onlyTheDemoModuleKnowsTheEmulator() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackages("io.efscsi.demo..", "io.efscsi.emulator..")
         .should()
         .dependOnClassesThat()
         .resideInAPackage("io.efscsi.emulator..")
+        .because("the emulator is test support, in lib/demo/ beside the demo module")
         .check(all);
   }
 
   @Test
   void logbackOnlyInLaunchableCode() {
-    // the driver's launcher and the proxy process's logging setup (ProxyMain is launchable too)
+    // the driver's launcher, the demo module's commands (DemoMain) and the proxy process's logging
+    // setup (ProxyMain is launchable too)
     noClasses()
         .that()
-        .resideOutsideOfPackages("io.efscsi.launcher..", "io.efscsi.proxy.logging..")
+        .resideOutsideOfPackages(
+            "io.efscsi.launcher..", "io.efscsi.demo..", "io.efscsi.proxy.logging..")
         .should()
         .dependOnClassesThat()
         .resideInAPackage("ch.qos.logback..")

@@ -73,6 +73,14 @@ class MainTest {
   }
 
   @Test
+  void theDemoModulesCommandsAreNotTheLaunchers() {
+    assertEquals(2, run("demo", "--quiet"));
+    assertTrue(
+        err().contains("demo runs through bin/efs-csi demo, with the demo module (lib/demo/)"),
+        err());
+  }
+
+  @Test
   void helpListsCommandsAndFlags() {
     assertEquals(0, run("--help"));
     String text = out.toString(StandardCharsets.UTF_8);

@@ -1,7 +1,7 @@
 package io.efscsi.it;
 
+import io.efscsi.emulator.lab.LoopbackNfs;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,31 +15,38 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real NFS stack on loopback: nfs-ganesha exporting a directory, an stunnel TLS server in front
- * of it (standing in for the EFS side), libnfs as the NFS client, and our packaged proxy between
- * them. Needs the Debian packages nfs-ganesha, nfs-ganesha-vfs, stunnel4 and libnfs-utils, which
- * scripts/test installs; a missing one fails the suite, it never skips it.
+ * A real NFS stack on loopback: the project's one loopback NFS lab ({@link LoopbackNfs}:
+ * nfs-ganesha exporting a directory, an stunnel TLS server in front of it standing in for the EFS
+ * side), libnfs as the NFS client, and our packaged proxy between them. Needs the Debian packages
+ * nfs-ganesha, nfs-ganesha-vfs, stunnel4 and libnfs-utils, which scripts/test installs; a missing
+ * one fails the suite, it never skips it.
  */
 final class NfsLab implements AutoCloseable {
 
-  static final String SERVER_NAME = "fs-12345678.efs.us-east-1.amazonaws.com";
+  static final String SERVER_NAME = LoopbackNfs.SERVER_NAME;
 
   final Path dir;
   final Path export;
   final int nfsPort;
   final int tlsPort;
+  private final LoopbackNfs nfs;
   private final List<Process> processes = new ArrayList<>();
 
   NfsLab(Path dir, int fileMiB) throws Exception {
-    for (String tool :
-        List.of("ganesha.nfsd", "stunnel", "nfs-cp", "nfs-ls", "openssl", "keytool")) {
+    for (String tool : List.of("stunnel", "nfs-cp", "nfs-ls", "openssl", "keytool")) {
       if (which(tool) == null) {
         throw new IllegalStateException(
             tool + " is not installed: run scripts/test, which installs the NFS test stack");
       }
     }
     this.dir = dir;
-    this.export = Files.createDirectories(dir.resolve("export"));
+    // the project's one loopback NFS lab (benchmarks/nfslab.py runs it through `efs-csi lab`, the
+    // emulator's mount target and the demo the same ganesha): ganesha, srv.crt/srv.key for
+    // SERVER_NAME, an stunnel TLS server in front
+    this.nfs = LoopbackNfs.start(dir, true);
+    this.export = nfs.export();
+    this.nfsPort = nfs.nfsPort();
+    this.tlsPort = nfs.tlsPort();
     byte[] block = new byte[1 << 20];
     Random random = new Random(2026);
     try (var out = Files.newOutputStream(export.resolve("big.bin"))) {
@@ -48,74 +55,16 @@ final class NfsLab implements AutoCloseable {
         out.write(block);
       }
     }
-    selfSigned("srv", SERVER_NAME);
-    nfsPort = freePort();
-    tlsPort = freePort();
-    Files.writeString(
-        dir.resolve("ganesha.conf"),
-        """
-        NFS_CORE_PARAM { NFS_Port = %d; Bind_addr = 127.0.0.1; Protocols = 4;
-          Enable_NLM = false; Enable_RQUOTA = false; MNT_Port = 0; }
-        NFSV4 { Graceless = true; Minor_Versions = 0,1,2; }
-        NFS_KRB5 { Active_krb5 = false; }
-        EXPORT { Export_Id = 1; Path = %s; Pseudo = /export; Access_Type = RW;
-          Squash = No_Root_Squash; SecType = sys; Protocols = 4; Transports = TCP; FSAL { Name = VFS; } }
-        LOG { Default_Log_Level = EVENT; }
-        """
-            .formatted(nfsPort, export));
-    spawn(
-        "ganesha",
-        "ganesha.nfsd",
-        "-F",
-        "-L",
-        dir.resolve("ganesha.log").toString(),
-        "-f",
-        dir.resolve("ganesha.conf").toString(),
-        "-p",
-        dir.resolve("ganesha.pid").toString(),
-        "-N",
-        "NIV_EVENT");
-    stunnelServer(tlsPort, dir.resolve("srv.crt"), dir.resolve("srv.key"));
-    awaitPort(nfsPort, Duration.ofSeconds(30));
-    awaitPort(tlsPort, Duration.ofSeconds(10));
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (run("nfs-ls", url(nfsPort, "")).exit() != 0) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException(
-            "ganesha does not answer:\n" + Files.readString(dir.resolve("ganesha.log")));
-      }
-      Thread.sleep(300);
-    }
   }
 
   /** A self-signed certificate and PKCS#8 key for {@code cn}, as name.crt and name.key. */
   void selfSigned(String name, String cn) throws Exception {
-    selfSigned(dir, name, cn);
+    LoopbackNfs.selfSigned(dir, name, cn);
   }
 
   /** A self-signed certificate and PKCS#8 key for {@code cn}, as dir/name.crt and dir/name.key. */
   static void selfSigned(Path dir, String name, String cn) throws Exception {
-    Result r =
-        exec(
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            dir.resolve(name + ".key").toString(),
-            "-out",
-            dir.resolve(name + ".crt").toString(),
-            "-days",
-            "30",
-            "-subj",
-            "/CN=" + cn,
-            "-addext",
-            "subjectAltName=DNS:" + cn);
-    if (r.exit() != 0) {
-      throw new IllegalStateException("openssl failed: " + r.output());
-    }
+    LoopbackNfs.selfSigned(dir, name, cn);
   }
 
   /**
@@ -245,20 +194,7 @@ final class NfsLab implements AutoCloseable {
   }
 
   Process stunnelServer(int port, Path cert, Path key) throws IOException {
-    Path conf = dir.resolve("stunnel-" + port + ".conf");
-    Files.writeString(
-        conf,
-        """
-        foreground = yes
-        pid =
-        [efs]
-        accept = 127.0.0.1:%d
-        connect = 127.0.0.1:%d
-        cert = %s
-        key = %s
-        """
-            .formatted(port, nfsPort, cert, key));
-    return spawn("stunnel-" + port, "stunnel", conf.toString());
+    return nfs.stunnelServer(port, cert, key);
   }
 
   String url(int port, String name) {
@@ -347,32 +283,12 @@ final class NfsLab implements AutoCloseable {
     }
   }
 
-  private Process spawn(String name, String... cmd) throws IOException {
-    Process p =
-        new ProcessBuilder(cmd)
-            .redirectErrorStream(true)
-            .redirectOutput(dir.resolve(name + ".out").toFile())
-            .start();
-    processes.add(p);
-    return p;
-  }
-
   static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+    return LoopbackNfs.freePort();
   }
 
   static void awaitPort(int port, Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      try (Socket s = new Socket("127.0.0.1", port)) {
-        return;
-      } catch (IOException e) {
-        Thread.sleep(20);
-      }
-    }
-    throw new IllegalStateException("nothing listening on " + port + " after " + timeout);
+    LoopbackNfs.awaitPort(port, timeout);
   }
 
   static String which(String tool) {
@@ -392,14 +308,15 @@ final class NfsLab implements AutoCloseable {
     for (Process p : processes.reversed()) {
       p.destroy();
     }
-    for (Process p : processes) {
-      try {
+    try {
+      for (Process p : processes) {
         if (!p.waitFor(10, TimeUnit.SECONDS)) {
           p.destroyForcibly();
         }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
       }
+      nfs.close(); // the TLS fronts, then ganesha
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

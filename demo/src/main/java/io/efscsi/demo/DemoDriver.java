@@ -1,4 +1,4 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import io.efscsi.common.BuildInfo;
 import io.efscsi.common.DriverRuntime;
@@ -7,6 +7,7 @@ import io.efscsi.common.grpc.CsiChannels;
 import io.efscsi.common.grpc.Endpoint;
 import io.efscsi.controller.ControllerOptions;
 import io.efscsi.controller.ControllerPlugin;
+import io.efscsi.csi.v1.CreateVolumeRequest;
 import io.efscsi.csi.v1.IdentityGrpc;
 import io.efscsi.csi.v1.ProbeRequest;
 import io.efscsi.csi.v1.VolumeCapability;
@@ -42,6 +43,21 @@ final class DemoDriver {
           .build();
 
   private DemoDriver() {}
+
+  /**
+   * A CreateVolume of an access point on {@code fileSystem} (mode 700, RWX), with {@code more}
+   * parameters.
+   */
+  static CreateVolumeRequest efsAp(String name, String fileSystem, Map<String, String> more) {
+    return CreateVolumeRequest.newBuilder()
+        .setName(name)
+        .addVolumeCapabilities(RWX)
+        .putParameters("provisioningMode", "efs-ap")
+        .putParameters("fileSystemId", fileSystem)
+        .putParameters("directoryPerms", "700")
+        .putAllParameters(more)
+        .build();
+  }
 
   /**
    * Node settings: state in {@code tmp/state}, {@code tmp/kubelet} as the kubelet's root dir (where

@@ -1,9 +1,12 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
+import io.efscsi.proxy.json.Json;
 import java.io.PrintStream;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * What the demo tells: a narrative of steps with aligned fields (unless quiet), then the summary
@@ -21,14 +24,16 @@ final class DemoReport {
   private final PrintStream narrative;
   private final List<Step> steps = new ArrayList<>();
   private int count;
-  private String heal = "";
+  private Map<String, Object> heal;
 
   /** The heal's facts, for the JSON summary. */
   void heal(int portBefore, int portAfter, long killToServingMillis, boolean byteExact) {
-    heal =
-        ",\"heal\":{\"portBefore\":%d,\"portAfter\":%d,\"samePort\":%b,\"killToServingMillis\":%d,\"byteExact\":%b}"
-            .formatted(
-                portBefore, portAfter, portBefore == portAfter, killToServingMillis, byteExact);
+    heal = new LinkedHashMap<>();
+    heal.put("portBefore", portBefore);
+    heal.put("portAfter", portAfter);
+    heal.put("samePort", portBefore == portAfter);
+    heal.put("killToServingMillis", killToServingMillis);
+    heal.put("byteExact", byteExact);
   }
 
   /**
@@ -86,34 +91,36 @@ final class DemoReport {
     out.println(ok ? "result: every step done" : "result: FAILED (see above and the driver log)");
   }
 
-  /** The summary as one JSON object. */
+  /** The summary as one JSON object, on one line (the shared {@link Json}). */
   String json(boolean ok, String kernelNfs, String driverLog) {
-    StringBuilder sb = new StringBuilder("{\"ok\":").append(ok);
-    sb.append(",\"kernelNfsClient\":").append(quote(kernelNfs));
-    sb.append(",\"driverLog\":").append(quote(driverLog));
-    sb.append(",\"steps\":[");
-    for (int i = 0; i < steps.size(); i++) {
-      Step s = steps.get(i);
-      sb.append(i == 0 ? "" : ",")
-          .append("{\"step\":")
-          .append(quote(s.name()))
-          .append(",\"millis\":")
-          .append(s.millis());
+    Map<String, Object> summary = new LinkedHashMap<>();
+    summary.put("ok", ok);
+    summary.put("kernelNfsClient", kernelNfs);
+    summary.put("driverLog", driverLog);
+    List<Map<String, Object>> list = new ArrayList<>();
+    for (Step s : steps) {
+      Map<String, Object> step = new LinkedHashMap<>();
+      step.put("step", s.name());
+      step.put("millis", s.millis());
       if (s.bytes() >= 0) {
-        sb.append(",\"bytes\":").append(s.bytes());
+        step.put("bytes", s.bytes());
       }
       if (s.proxyRss() >= 0) {
-        sb.append(",\"proxyRssBytes\":").append(s.proxyRss());
+        step.put("proxyRssBytes", s.proxyRss());
       }
       if (s.restarts() >= 0) {
-        sb.append(",\"proxyRestarts\":").append(s.restarts());
+        step.put("proxyRestarts", s.restarts());
       }
       if (!s.note().isEmpty()) {
-        sb.append(",\"note\":").append(quote(s.note()));
+        step.put("note", s.note());
       }
-      sb.append('}');
+      list.add(step);
     }
-    return sb.append(']').append(heal).append('}').toString();
+    summary.put("steps", list);
+    if (heal != null) {
+      summary.put("heal", heal);
+    }
+    return Json.line(summary);
   }
 
   static String size(long bytes) {
@@ -124,24 +131,5 @@ final class DemoReport {
       return String.format(Locale.ROOT, "%.1f KiB", bytes / 1024.0);
     }
     return String.format(Locale.ROOT, "%.1f MiB", bytes / 1048576.0);
-  }
-
-  static String quote(String s) {
-    StringBuilder sb = new StringBuilder("\"");
-    for (char c : s.toCharArray()) {
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        default -> {
-          if (c < 0x20) {
-            sb.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-          } else {
-            sb.append(c);
-          }
-        }
-      }
-    }
-    return sb.append('"').toString();
   }
 }

@@ -1,4 +1,4 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import io.efscsi.common.grpc.CsiChannels;
 import io.efscsi.common.grpc.Endpoint;
@@ -76,7 +76,7 @@ final class ControllerBenchmark {
         // the JIT's and the connection's first calls
         String scratch = efs.createFileSystem();
         for (int i = 0; i < Math.min(volumes, 200); i++) {
-          createAndDelete(stub, request("pvc-warm-up-" + i, scratch));
+          createAndDelete(stub, DemoDriver.efsAp("pvc-warm-up-" + i, scratch, Map.of()));
         }
         out.printf(
             Locale.ROOT,
@@ -96,7 +96,8 @@ final class ControllerBenchmark {
           long[] delete = new long[volumes];
           for (int i = 0; i < volumes; i++) {
             long[] took =
-                createAndDelete(stub, request("pvc-bench-" + f + "-" + i, fileSystems[f]));
+                createAndDelete(
+                    stub, DemoDriver.efsAp("pvc-bench-" + f + "-" + i, fileSystems[f], Map.of()));
             create[i] = took[0];
             delete[i] = took[1];
           }
@@ -141,15 +142,6 @@ final class ControllerBenchmark {
       long id = i < count / 2 ? 50_000 + 2L * i : 200_000 + i;
       efs.seedAccessPoint(fs, id, id, "/seed-" + i);
     }
-  }
-
-  private static CreateVolumeRequest request(String name, String fs) {
-    return CreateVolumeRequest.newBuilder()
-        .setName(name)
-        .addVolumeCapabilities(DemoDriver.RWX)
-        .putAllParameters(
-            Map.of("provisioningMode", "efs-ap", "fileSystemId", fs, "directoryPerms", "700"))
-        .build();
   }
 
   private static Map<String, String> withHeap(Map<String, String> env) {

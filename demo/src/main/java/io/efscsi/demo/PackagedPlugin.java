@@ -1,4 +1,4 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import io.efscsi.common.grpc.CsiChannels;
 import io.efscsi.csi.v1.IdentityGrpc;

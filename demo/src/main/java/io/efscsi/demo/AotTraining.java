@@ -1,4 +1,4 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import io.efscsi.common.grpc.CsiChannels;
 import io.efscsi.common.grpc.Endpoint;
@@ -44,7 +44,7 @@ final class AotTraining {
   private AotTraining() {}
 
   static int run(List<String> args, PrintStream err) {
-    Logging.quiet();
+    DemoLogging.quiet();
     if (args.size() != 2 || !List.of("node", "controller").contains(args.get(0))) {
       err.println(USAGE);
       return 2;
@@ -150,17 +150,10 @@ final class AotTraining {
     String id =
         controller
             .createVolume(
-                CreateVolumeRequest.newBuilder()
-                    .setName("pvc-training")
-                    .addVolumeCapabilities(DemoDriver.RWX)
-                    .putAllParameters(
-                        Map.of(
-                            "provisioningMode", "efs-ap",
-                            "fileSystemId", fileSystem,
-                            "directoryPerms", "700",
-                            "gidRangeStart", "1000",
-                            "gidRangeEnd", "2000"))
-                    .build())
+                DemoDriver.efsAp(
+                    "pvc-training",
+                    fileSystem,
+                    Map.of("gidRangeStart", "1000", "gidRangeEnd", "2000")))
             .getVolume()
             .getVolumeId();
     controller.validateVolumeCapabilities(

@@ -1,4 +1,4 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import io.efscsi.supervisor.state.ProxyRecord;
 import io.efscsi.supervisor.state.StateStore;

@@ -1,4 +1,4 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import io.efscsi.common.BuildInfo;
 import io.efscsi.common.DriverRuntime;
@@ -65,7 +65,7 @@ final class Demo {
     Path tmp;
     try {
       Files.createDirectories(log.getParent());
-      Logging.toFile(log);
+      DemoLogging.toFile(log);
       tmp = Files.createTempDirectory("efs-csi-demo-");
     } catch (IOException e) {
       err.println("efs-csi demo: cannot start: " + e.getMessage());

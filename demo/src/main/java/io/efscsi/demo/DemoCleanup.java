@@ -1,4 +1,4 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import io.efscsi.supervisor.host.MountInfo;
 import io.efscsi.supervisor.host.ProcMountTable;

@@ -1,4 +1,4 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import java.io.IOException;
 import java.nio.file.Files;

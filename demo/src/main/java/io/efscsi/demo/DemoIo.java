@@ -1,4 +1,4 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import io.efscsi.emulator.mounttarget.Nfs4Client;
 import java.io.IOException;

@@ -1,8 +1,7 @@
-package io.efscsi.launcher;
+package io.efscsi.demo;
 
 import io.efscsi.common.grpc.CsiChannels;
 import io.efscsi.csi.v1.ControllerGrpc;
-import io.efscsi.csi.v1.CreateVolumeRequest;
 import io.efscsi.csi.v1.DeleteVolumeRequest;
 import io.efscsi.csi.v1.NodeGetVolumeStatsRequest;
 import io.efscsi.csi.v1.NodeGrpc;
@@ -70,17 +69,7 @@ final class DemoLife {
     String volume =
         controller
             .withDeadlineAfter(30L * Demo.PATIENCE, TimeUnit.SECONDS)
-            .createVolume(
-                CreateVolumeRequest.newBuilder()
-                    .setName("pvc-demo")
-                    .addVolumeCapabilities(DemoDriver.RWX)
-                    .putAllParameters(
-                        Map.of(
-                            "provisioningMode", "efs-ap",
-                            "fileSystemId", fileSystem,
-                            "directoryPerms", "700",
-                            "basePath", "/dynamic"))
-                    .build())
+            .createVolume(DemoDriver.efsAp("pvc-demo", fileSystem, Map.of("basePath", "/dynamic")))
             .getVolume()
             .getVolumeId();
     String apId = volume.substring(volume.lastIndexOf(':') + 1);
