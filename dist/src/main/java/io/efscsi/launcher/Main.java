@@ -29,18 +29,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code efs-csi controller|node|all|status|version [flags]}. With no command the Go driver's
- * behaviour is kept (one process serving every service), so its manifests' args keep working. Exit
- * codes: 0 done, 1 failed at run time, 2 bad command line. {@code bin/efs-csi} runs {@code proxy}
- * on the proxy's own class path, and {@code demo}, {@code benchmark-controller}, {@code
- * aot-training} and {@code lab} in the demo module ({@code io.efscsi.demo.DemoMain}, {@code
+ * {@code efs-csi controller|node|all|status|preflight|version [flags]}. With no command the Go
+ * driver's behaviour is kept (one process serving every service), so its manifests' args keep
+ * working. Exit codes: 0 done, 1 failed at run time, 2 bad command line. {@code bin/efs-csi} runs
+ * {@code proxy} on the proxy's own class path, and {@code demo}, {@code benchmark-controller},
+ * {@code aot-training} and {@code lab} in the demo module ({@code io.efscsi.demo.DemoMain}, {@code
  * lib/demo/}), which this class never sees; the usage below lists them all, as {@code bin/efs-csi}
  * accepts them.
  */
 public final class Main {
 
   static final String COMMANDS =
-      "controller, node, all, proxy, demo, benchmark-controller, lab, status, version";
+      "controller, node, all, proxy, demo, benchmark-controller, lab, status, preflight, version";
 
   private Main() {}
 
@@ -86,6 +86,10 @@ public final class Main {
         case "status" -> {
           Logging.quiet();
           yield io.efscsi.node.status.StatusCommand.run(rest, out, err);
+        }
+        case "preflight" -> {
+          Logging.quiet();
+          yield io.efscsi.launcher.preflight.PreflightCommand.run(rest, env, out, err);
         }
         case "proxy" ->
             throw new UsageException(
@@ -227,6 +231,12 @@ public final class Main {
                    says more
       status [--json] [--state-dir DIR]
                    the node's volumes, proxies and mounts (run inside the node pod); read-only
+      preflight [--kubeconfig FILE] [--region R]
+                   before switching from the Go driver: every StorageClass and PersistentVolume
+                   of efs.csi.aws.com read as this driver reads them (exit 1 if one would break)
+      preflight node [--host-root DIR] [--mountinfo FILE]
+                   on a node (kubectl debug node/<node>): each Go-driver mount as the takeover
+                   would take it
       version      print the version as JSON
 
     flags (the Go driver's names; unknown flags are refused with exit code 2):

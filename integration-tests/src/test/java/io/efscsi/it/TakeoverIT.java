@@ -232,6 +232,80 @@ class TakeoverIT {
         Clock.systemUTC());
   }
 
+  /**
+   * {@code efs-csi preflight node}, the packaged command, on the same files: the table says which
+   * mount the takeover takes, which it would refuse (and why), which it leaves alone, and exits 1.
+   */
+  @Test
+  void thePreflightTablesEachGoDriverMountAsTheTakeoverWouldTakeIt() throws Exception {
+    String a = root.resolve("pods/1/volumes/kubernetes.io~csi/pv-a/mount").toString();
+    int portA = NfsLab.freePort();
+    new GoDriverMount(a, portA, true).write();
+    mount(a, portA);
+    String b = root.resolve("pods/2/volumes/kubernetes.io~csi/pv-b/mount").toString();
+    int portB = NfsLab.freePort();
+    GoDriverMount noConfig = new GoDriverMount(b, portB, true);
+    noConfig.write();
+    Files.delete(dirs.stateDir().resolve("stunnel-config." + noConfig.stem()));
+    mount(b, portB);
+    String c = root.resolve("pods/3/volumes/kubernetes.io~csi/pv-c/mount").toString();
+    int portC = NfsLab.freePort();
+    mount(c, portC); // no efs-utils state names its port
+    Files.writeString(
+        mountinfo,
+        "500 22 0:99 / /mnt/plain rw,relatime shared:400 - nfs4"
+            + " fs-12345678.efs.us-east-1.amazonaws.com:/ rw,vers=4.1,hard,proto=tcp,timeo=600,"
+            + "retrans=2,sec=sys,addr=10.0.0.5\n",
+        java.nio.file.StandardOpenOption.APPEND);
+
+    Process p =
+        new ProcessBuilder(
+                PackagedDriver.distDir().resolve("bin/efs-csi").toString(),
+                "preflight",
+                "node",
+                "--mountinfo",
+                mountinfo.toString(),
+                "--efs-utils-state-dir",
+                dirs.stateDir().toString(),
+                "--efs-utils-config-dir-path",
+                dirs.configDir().toString(),
+                "--efs-utils-config-legacy-dir-path",
+                dirs.legacyConfigDir().toString())
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes());
+    assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+    assertEquals(1, p.exitValue(), out);
+    List<String> lines = out.lines().toList();
+    assertTrue(lines.get(0).matches("KIND +NAME +VERDICT +WHY"), out);
+    assertTrue(
+        row(lines, a)
+            .matches(
+                ".*take-over +"
+                    + FS
+                    + ": stunnel with TLS to 127\\.0\\.0\\.1:\\d+;"
+                    + " its client certificate is reused"),
+        out);
+    assertTrue(row(lines, b).matches(".*refuse +efs-utils state .* has no tunnel config"), out);
+    assertTrue(row(lines, c).matches(".*refuse +no efs-utils state names port " + portC), out);
+    assertTrue(
+        row(lines, "/mnt/plain")
+            .matches(
+                ".*leave +NFS straight to fs-12345678\\.efs\\.us-east-1\\.amazonaws\\.com:/ .*"),
+        out);
+    assertEquals(
+        "0 ok, 1 take-over, 1 leave, 2 refuse: fix the refused ones before switching (exit 1)",
+        lines.getLast(),
+        out);
+  }
+
+  private static String row(List<String> lines, String name) {
+    return lines.stream()
+        .filter(l -> l.startsWith("mount ") && l.contains(name))
+        .findFirst()
+        .orElse("no row for " + name);
+  }
+
   /** The kernel's mountinfo line for the Go driver's mount at the pod's target. */
   void mount(String target, int port) throws Exception {
     String line =
