@@ -18,7 +18,8 @@ import java.util.Properties;
  * value in the message.
  *
  * @param listenPort the 127.0.0.1 port the kernel mounts
- * @param upstreamHost DNS name (re-resolved for every new connection) or IP of the mount target
+ * @param upstreamHost DNS name (re-resolved for every new connection, its IPv6 and IPv4 addresses
+ *     raced: Happy Eyeballs) or IP (connected as given) of the mount target
  * @param upstreamPort 2049 for EFS
  * @param tls encryption in transit; when false the tunnel is plain TCP
  * @param serverName name sent as SNI and checked against the server certificate
