@@ -17,6 +17,9 @@ public final class ProxyMetrics {
   final LongAdder upstreamConnections = new LongAdder();
   final AtomicLong activeUpstreams = new AtomicLong();
   final LongAdder upstreamFailures = new LongAdder();
+  final LongAdder upstreamConnectsIpv6 = new LongAdder();
+  final LongAdder upstreamConnectsIpv4 = new LongAdder();
+  final LongAdder upstreamConnectFallbacks = new LongAdder();
   final LongAdder tlsHandshakeFailures = new LongAdder();
   final LongAdder bindUnsupported = new LongAdder();
   final LongAdder scaleUps = new LongAdder();
@@ -38,6 +41,9 @@ public final class ProxyMetrics {
     m.put("upstream_connections_total", upstreamConnections.sum());
     m.put("upstream_connections", activeUpstreams.get());
     m.put("upstream_failures_total", upstreamFailures.sum());
+    m.put("upstream_connects_ipv6_total", upstreamConnectsIpv6.sum());
+    m.put("upstream_connects_ipv4_total", upstreamConnectsIpv4.sum());
+    m.put("upstream_connect_fallbacks_total", upstreamConnectFallbacks.sum());
     m.put("tls_handshake_failures_total", tlsHandshakeFailures.sum());
     m.put("bind_unsupported_total", bindUnsupported.sum());
     m.put("scale_ups_total", scaleUps.sum());

@@ -2,13 +2,15 @@ package io.efscsi.proxy;
 
 import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.proxy.config.ProxyConfig.BindProtocol;
+import io.efscsi.proxy.dial.Dialer;
+import io.efscsi.proxy.dial.Family;
+import io.efscsi.proxy.dial.HostLookup;
 import io.efscsi.proxy.rpc.BindHandler;
 import io.efscsi.proxy.rpc.PartitionBinding;
 import io.efscsi.proxy.tls.TlsContexts;
+import io.efscsi.proxy.util.Causes;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.WriteBufferWaterMark;
@@ -17,17 +19,17 @@ import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
-import java.net.InetSocketAddress;
+import java.time.Duration;
 import javax.net.ssl.SSLParameters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Opens upstream connections: TCP to the mount target (its name resolved again for every
- * connection), keepalive and TCP_USER_TIMEOUT so a dead peer is found in seconds, TLS first in the
- * pipeline when encryption is on (SNI and hostname check against the file system's name; never a
- * plaintext fallback), then BindClientToPartition. The result is a connected channel with AUTO_READ
- * off and the bind reply.
+ * Opens upstream connections: TCP to the mount target ({@link Dialer}: its name resolved again for
+ * every connection and both families raced, Happy Eyeballs; an IP as given), keepalive and
+ * TCP_USER_TIMEOUT so a dead peer is found in seconds, TLS first in the pipeline when encryption is
+ * on (SNI and hostname check against the file system's name; never a plaintext fallback), then
+ * BindClientToPartition. The result is a connected channel with AUTO_READ off and the bind reply.
  */
 public final class UpstreamConnector implements ClientSession.Connector {
 
@@ -60,6 +62,10 @@ public final class UpstreamConnector implements ClientSession.Connector {
   private final TlsContexts tls;
   private final ProxyMetrics metrics;
   private final byte[] identifier;
+  private final Dialer dialer;
+
+  /** How long TCP to the mount target may take, all addresses of its name together. */
+  static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
   /**
    * After a server refused the bind RPC, skip it for a while instead of paying a reconnect each
@@ -71,10 +77,27 @@ public final class UpstreamConnector implements ClientSession.Connector {
 
   public UpstreamConnector(
       ProxyConfig config, TlsContexts tls, ProxyMetrics metrics, byte[] identifier) {
+    this(config, tls, metrics, identifier, HostLookup.SYSTEM);
+  }
+
+  /** As the other constructor; {@code lookup} resolves the mount target's name. */
+  public UpstreamConnector(
+      ProxyConfig config,
+      TlsContexts tls,
+      ProxyMetrics metrics,
+      byte[] identifier,
+      HostLookup lookup) {
     this.config = config;
     this.tls = tls;
     this.metrics = metrics;
     this.identifier = identifier.clone();
+    this.dialer =
+        new Dialer(
+            config.upstreamHost(),
+            config.upstreamPort(),
+            config.connectAttemptDelay(),
+            CONNECT_TIMEOUT,
+            lookup);
   }
 
   /**
@@ -92,88 +115,93 @@ public final class UpstreamConnector implements ClientSession.Connector {
 
   private void attempt(
       EventLoop loop, long incarnation, BindProtocol protocol, Promise<Upstream> done) {
-    Promise<PartitionBinding.Reply> bound = loop.newPromise();
-    Bootstrap b =
-        new Bootstrap()
-            .group(loop)
-            .channel(EpollSocketChannel.class)
-            .option(ChannelOption.AUTO_READ, false)
-            .option(ChannelOption.TCP_NODELAY, true)
-            .option(ChannelOption.SO_KEEPALIVE, true)
-            .option(EpollChannelOption.TCP_KEEPIDLE, (int) config.keepAliveIdle().toSeconds())
-            .option(EpollChannelOption.TCP_KEEPINTVL, (int) config.keepAliveInterval().toSeconds())
-            .option(EpollChannelOption.TCP_KEEPCNT, config.keepAliveCount())
-            .option(EpollChannelOption.TCP_USER_TIMEOUT, (int) config.tcpUserTimeout().toMillis())
-            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
-            .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATERMARK)
-            .option(ChannelOption.RECVBUF_ALLOCATOR, ProxyServer.recvAllocator())
-            .handler(
-                new ChannelInitializer<Channel>() {
-                  @Override
-                  protected void initChannel(Channel ch) {
-                    if (config.tls()) {
-                      ch.pipeline().addLast("tls", sslHandler(ch));
-                    }
-                    if (protocol != BindProtocol.NONE) {
-                      ch.pipeline()
-                          .addLast(
-                              "bind",
-                              new BindHandler(
-                                  protocol,
-                                  identifier,
-                                  incarnation,
-                                  config.tls(),
-                                  config.bindTimeout(),
-                                  bound));
-                    }
-                  }
-                });
-    ChannelFuture cf =
-        b.connect(InetSocketAddress.createUnresolved(config.upstreamHost(), config.upstreamPort()));
-    cf.addListener(f -> {
-      if (!f.isSuccess()) {
-        fail(done, "cannot connect to " + target() + ": " + f.cause().getMessage(), f.cause());
-        return;
-      }
-      Channel ch = cf.channel();
-      if (protocol == BindProtocol.NONE) {
-        if (config.tls()) {
-          ch.pipeline()
-              .get(SslHandler.class)
-              .handshakeFuture()
-              .addListener(h -> {
-                if (h.isSuccess()) {
-                  succeed(done, ch, new PartitionBinding.Reply.Unsupported("binding off"));
-                } else {
-                  tlsFailed(done, ch, h.cause());
-                }
-              });
-        } else {
-          succeed(done, ch, new PartitionBinding.Reply.Unsupported("binding off"));
-        }
-        return;
-      }
-      bound.addListener(r -> {
-        if (r.isSuccess()) {
-          PartitionBinding.Reply reply = bound.getNow();
-          if (reply instanceof PartitionBinding.Reply.Unsupported u
-              && config.bind() != BindProtocol.NONE) {
-            metrics.bindUnsupported.increment();
-            unboundUntil = System.nanoTime() + UNBOUND_FOR_NANOS;
-            log.info(
-                "{} does not bind partitions ({}); using an unbound tunnel", target(), u.reason());
-            ch.close();
-            attempt(loop, incarnation, BindProtocol.NONE, done);
+    dialer
+        .dial(bootstrap(), loop)
+        .addListener(f -> {
+          if (!f.isSuccess()) {
+            fail(done, "cannot connect to " + target() + ": " + f.cause().getMessage(), f.cause());
             return;
           }
-          succeed(done, ch, reply);
-        } else if (config.tls() && !handshakeDone(ch)) {
-          tlsFailed(done, ch, r.cause());
-        } else {
+          Dialer.Dialed dialed = (Dialer.Dialed) f.getNow();
+          count(dialed);
+          handshake(dialed.channel(), loop, incarnation, protocol, done);
+        });
+  }
+
+  /** TCP options of upstream sockets; the connect timeout is the dialer's. */
+  private Bootstrap bootstrap() {
+    return new Bootstrap()
+        .channel(EpollSocketChannel.class)
+        .option(ChannelOption.AUTO_READ, false)
+        .option(ChannelOption.TCP_NODELAY, true)
+        .option(ChannelOption.SO_KEEPALIVE, true)
+        .option(EpollChannelOption.TCP_KEEPIDLE, (int) config.keepAliveIdle().toSeconds())
+        .option(EpollChannelOption.TCP_KEEPINTVL, (int) config.keepAliveInterval().toSeconds())
+        .option(EpollChannelOption.TCP_KEEPCNT, config.keepAliveCount())
+        .option(EpollChannelOption.TCP_USER_TIMEOUT, (int) config.tcpUserTimeout().toMillis())
+        .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATERMARK)
+        .option(ChannelOption.RECVBUF_ALLOCATOR, ProxyServer.recvAllocator());
+  }
+
+  private void count(Dialer.Dialed dialed) {
+    (dialed.family() == Family.IPV6 ? metrics.upstreamConnectsIpv6 : metrics.upstreamConnectsIpv4)
+        .increment();
+    if (dialed.fellBack()) {
+      metrics.upstreamConnectFallbacks.increment();
+    }
+  }
+
+  /** On the connection that won the race: TLS (first in the pipeline), then the bind. */
+  private void handshake(
+      Channel ch, EventLoop loop, long incarnation, BindProtocol protocol, Promise<Upstream> done) {
+    Promise<PartitionBinding.Reply> bound = loop.newPromise();
+    if (config.tls()) {
+      ch.pipeline().addLast("tls", sslHandler(ch));
+    }
+    if (protocol != BindProtocol.NONE) {
+      ch.pipeline()
+          .addLast(
+              "bind",
+              new BindHandler(
+                  protocol, identifier, incarnation, config.tls(), config.bindTimeout(), bound));
+    }
+    if (protocol == BindProtocol.NONE) {
+      if (config.tls()) {
+        ch.pipeline()
+            .get(SslHandler.class)
+            .handshakeFuture()
+            .addListener(h -> {
+              if (h.isSuccess()) {
+                succeed(done, ch, new PartitionBinding.Reply.Unsupported("binding off"));
+              } else {
+                tlsFailed(done, ch, h.cause());
+              }
+            });
+      } else {
+        succeed(done, ch, new PartitionBinding.Reply.Unsupported("binding off"));
+      }
+      return;
+    }
+    bound.addListener(r -> {
+      if (r.isSuccess()) {
+        PartitionBinding.Reply reply = bound.getNow();
+        if (reply instanceof PartitionBinding.Reply.Unsupported u
+            && config.bind() != BindProtocol.NONE) {
+          metrics.bindUnsupported.increment();
+          unboundUntil = System.nanoTime() + UNBOUND_FOR_NANOS;
+          log.info(
+              "{} does not bind partitions ({}); using an unbound tunnel", target(), u.reason());
           ch.close();
-          fail(done, "binding to " + target() + " failed: " + r.cause().getMessage(), r.cause());
+          attempt(loop, incarnation, BindProtocol.NONE, done);
+          return;
         }
-      });
+        succeed(done, ch, reply);
+      } else if (config.tls() && !handshakeDone(ch)) {
+        tlsFailed(done, ch, r.cause());
+      } else {
+        ch.close();
+        fail(done, "binding to " + target() + " failed: " + r.cause().getMessage(), r.cause());
+      }
     });
   }
 
@@ -220,7 +248,7 @@ public final class UpstreamConnector implements ClientSession.Connector {
             + " (server name "
             + config.serverName()
             + ") failed: "
-            + rootMessage(cause);
+            + Causes.rootMessage(cause);
     log.error(message);
     ch.close();
     metrics.upstreamFailures.increment();
@@ -236,13 +264,5 @@ public final class UpstreamConnector implements ClientSession.Connector {
 
   String target() {
     return config.upstreamHost() + ":" + config.upstreamPort();
-  }
-
-  static String rootMessage(Throwable t) {
-    Throwable r = t;
-    while (r.getCause() != null && r.getCause() != r) {
-      r = r.getCause();
-    }
-    return r.getClass().getSimpleName() + ": " + r.getMessage();
   }
 }

@@ -18,7 +18,8 @@ import java.util.Properties;
  * value in the message.
  *
  * @param listenPort the 127.0.0.1 port the kernel mounts
- * @param upstreamHost DNS name (re-resolved for every new connection) or IP of the mount target
+ * @param upstreamHost DNS name (re-resolved for every new connection, its IPv6 and IPv4 addresses
+ *     raced: Happy Eyeballs) or IP (connected as given) of the mount target
  * @param upstreamPort 2049 for EFS
  * @param tls encryption in transit; when false the tunnel is plain TCP
  * @param serverName name sent as SNI and checked against the server certificate
@@ -37,6 +38,9 @@ import java.util.Properties;
  * @param tcpUserTimeout how long written data may stay unacknowledged before the connection fails
  * @param scaleUpThreshold client throughput (bytes per second) above which more upstream
  *     connections are opened; 0 = the threshold the server advertises (efs-utils: 300 MiB/s)
+ * @param connectAttemptDelay when {@code upstreamHost} is a name with several addresses, how long
+ *     one connection attempt runs alone before the next address is tried too (RFC 8305's Connection
+ *     Attempt Delay)
  */
 public record ProxyConfig(
     int listenPort,
@@ -56,7 +60,14 @@ public record ProxyConfig(
     Duration keepAliveInterval,
     int keepAliveCount,
     Duration tcpUserTimeout,
-    long scaleUpThreshold) {
+    long scaleUpThreshold,
+    Duration connectAttemptDelay) {
+
+  /** RFC 8305's recommended Connection Attempt Delay and the bounds it gives (section 5). */
+  public static final Duration CONNECT_ATTEMPT_DELAY = Duration.ofMillis(250);
+
+  private static final long MIN_ATTEMPT_DELAY_MS = 100;
+  private static final long MAX_ATTEMPT_DELAY_MS = 2_000;
 
   /** The BindClientToPartition flavours efs-utils has shipped. */
   public enum BindProtocol {
@@ -92,6 +103,13 @@ public record ProxyConfig(
     }
     if (maxConnections < 1 || maxConnections > 64) {
       throw new ConfigException("max-connections", Integer.toString(maxConnections), "1-64");
+    }
+    if (connectAttemptDelay.toMillis() < MIN_ATTEMPT_DELAY_MS
+        || connectAttemptDelay.toMillis() > MAX_ATTEMPT_DELAY_MS) {
+      throw new ConfigException(
+          Keys.CONNECT_ATTEMPT_DELAY_MS,
+          Long.toString(connectAttemptDelay.toMillis()),
+          MIN_ATTEMPT_DELAY_MS + "-" + MAX_ATTEMPT_DELAY_MS + " milliseconds (RFC 8305)");
     }
   }
 
@@ -131,7 +149,9 @@ public record ProxyConfig(
         Duration.ofSeconds(integer(m, Keys.KEEPALIVE_INTERVAL_S, 2)),
         integer(m, Keys.KEEPALIVE_COUNT, 3),
         Duration.ofMillis(integer(m, Keys.TCP_USER_TIMEOUT_MS, 15_000)),
-        longValue(m, Keys.SCALE_UP_THRESHOLD, 0));
+        longValue(m, Keys.SCALE_UP_THRESHOLD, 0),
+        Duration.ofMillis(
+            integer(m, Keys.CONNECT_ATTEMPT_DELAY_MS, (int) CONNECT_ATTEMPT_DELAY.toMillis())));
   }
 
   /** The file form of this config; {@code load(write(c)) equals c}. */
@@ -155,6 +175,7 @@ public record ProxyConfig(
     m.put(Keys.KEEPALIVE_COUNT, Integer.toString(keepAliveCount));
     m.put(Keys.TCP_USER_TIMEOUT_MS, Long.toString(tcpUserTimeout.toMillis()));
     m.put(Keys.SCALE_UP_THRESHOLD, Long.toString(scaleUpThreshold));
+    m.put(Keys.CONNECT_ATTEMPT_DELAY_MS, Long.toString(connectAttemptDelay.toMillis()));
     return m;
   }
 
@@ -269,6 +290,7 @@ public record ProxyConfig(
     public static final String KEEPALIVE_COUNT = "keepalive.count";
     public static final String TCP_USER_TIMEOUT_MS = "tcp-user-timeout-ms";
     public static final String SCALE_UP_THRESHOLD = "scale-up.threshold-bytes-per-second";
+    public static final String CONNECT_ATTEMPT_DELAY_MS = "upstream.connect-attempt-delay-ms";
 
     static final java.util.List<String> ALL =
         java.util.List.of(
@@ -289,7 +311,8 @@ public record ProxyConfig(
             KEEPALIVE_INTERVAL_S,
             KEEPALIVE_COUNT,
             TCP_USER_TIMEOUT_MS,
-            SCALE_UP_THRESHOLD);
+            SCALE_UP_THRESHOLD,
+            CONNECT_ATTEMPT_DELAY_MS);
 
     private Keys() {}
   }

@@ -29,6 +29,7 @@ public final class BindHandler extends ChannelInboundHandlerAdapter {
   private final int xid = ThreadLocalRandom.current().nextInt();
   private ByteBuf reply;
   private ScheduledFuture<?> timer;
+  private boolean sent;
 
   public BindHandler(
       BindProtocol protocol,
@@ -43,6 +44,14 @@ public final class BindHandler extends ChannelInboundHandlerAdapter {
     this.waitForTls = waitForTls;
     this.timeout = timeout;
     this.result = result;
+  }
+
+  /** Added to a connection that is already up (the winner of a connection race): send now. */
+  @Override
+  public void handlerAdded(ChannelHandlerContext ctx) {
+    if (ctx.channel().isActive() && !waitForTls) {
+      send(ctx);
+    }
   }
 
   @Override
@@ -66,6 +75,10 @@ public final class BindHandler extends ChannelInboundHandlerAdapter {
   }
 
   private void send(ChannelHandlerContext ctx) {
+    if (sent) {
+      return;
+    }
+    sent = true;
     timer =
         ctx.executor()
             .schedule(

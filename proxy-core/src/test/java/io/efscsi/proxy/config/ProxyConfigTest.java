@@ -80,4 +80,20 @@ class ProxyConfigTest {
     noHost.remove("upstream.host");
     assertThrows(ConfigException.class, () -> ProxyConfig.fromMap(noHost));
   }
+
+  @Test
+  void theConnectAttemptDelayIsRfc8305s() {
+    assertEquals(
+        java.time.Duration.ofMillis(250), ProxyConfig.fromMap(minimal()).connectAttemptDelay());
+    Map<String, String> m = minimal();
+    m.put("upstream.connect-attempt-delay-ms", "100");
+    assertEquals(java.time.Duration.ofMillis(100), ProxyConfig.fromMap(m).connectAttemptDelay());
+    m.put("upstream.connect-attempt-delay-ms", "50");
+    assertEquals(
+        "invalid value '50' for 'upstream.connect-attempt-delay-ms': expected 100-2000"
+            + " milliseconds (RFC 8305)",
+        assertThrows(ConfigException.class, () -> ProxyConfig.fromMap(m)).getMessage());
+    m.put("upstream.connect-attempt-delay-ms", "2001");
+    assertThrows(ConfigException.class, () -> ProxyConfig.fromMap(m));
+  }
 }

@@ -21,15 +21,13 @@ class BindHandlerTest {
   private final Promise<PartitionBinding.Reply> result =
       ImmediateEventExecutor.INSTANCE.newPromise();
 
+  private BindHandler handler() {
+    return new BindHandler(
+        BindProtocol.AWSFILE_V3, PartitionBindingTest.ID, 3, false, Duration.ofSeconds(1), result);
+  }
+
   private EmbeddedChannel channel() {
-    return new EmbeddedChannel(
-        new BindHandler(
-            BindProtocol.AWSFILE_V3,
-            PartitionBindingTest.ID,
-            3,
-            false,
-            Duration.ofSeconds(1),
-            result));
+    return new EmbeddedChannel(handler());
   }
 
   private static ByteBuf withMark(ByteBuf body) {
@@ -92,5 +90,26 @@ class BindHandlerTest {
     ((ByteBuf) ch.readOutbound()).release();
     ch.close();
     assertTrue(result.cause().getMessage().contains("connection closed before the bind reply"));
+  }
+
+  @Test
+  void addedToAConnectedChannelItSendsTheCallOnce() {
+    EmbeddedChannel ch = new EmbeddedChannel();
+    assertTrue(ch.isActive());
+    ch.pipeline().addLast(handler());
+    ByteBuf call = ch.readOutbound();
+    assertEquals(400123, call.getInt(16));
+    call.release();
+    assertNull(ch.readOutbound(), "one call");
+    ch.close();
+  }
+
+  @Test
+  void aChannelActiveFromItsStartGetsOneCallToo() {
+    EmbeddedChannel ch = channel();
+    ByteBuf call = ch.readOutbound();
+    call.release();
+    assertNull(ch.readOutbound(), "one call");
+    ch.close();
   }
 }
