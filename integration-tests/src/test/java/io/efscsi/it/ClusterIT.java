@@ -5,10 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.it.cluster.Cluster;
 import io.efscsi.it.cluster.Images;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.storage.StorageClass;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.ByteArrayOutputStream;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -17,7 +24,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The one-node cluster itself: the kubelet registers with the EKS-style provider id and zone, the
  * scheduler places a pod, containerd runs it from an imported image, and the API server reaches the
- * kubelet for logs and exec.
+ * kubelet for logs and exec. And {@code efs-csi preflight}, run as an operator runs it (the
+ * packaged launcher, an admin kubeconfig), reads the cluster's EFS objects through it.
  */
 class ClusterIT {
 
@@ -103,5 +111,139 @@ class ClusterIT {
         .inNamespace("default")
         .withName("hello")
         .waitUntilCondition(p -> p == null, 60, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void thePreflightTablesEachEfsObjectAndExitsOneUntilTheBrokenOnesAreGone() throws Exception {
+    admin
+        .resourceList(
+            storageClass(
+                "efs-good",
+                Map.of(
+                    "provisioningMode",
+                    "efs-ap",
+                    "fileSystemId",
+                    "fs-12345678",
+                    "directoryPerms",
+                    "700")),
+            storageClass(
+                "efs-bad",
+                Map.of(
+                    "provisioningMode",
+                    "efs-ap",
+                    "fileSystemId",
+                    "fs-12345678",
+                    "directoryPerms",
+                    "999")),
+            new StorageClassBuilder()
+                .withNewMetadata()
+                .withName("gp3")
+                .endMetadata()
+                .withProvisioner("ebs.csi.aws.com")
+                .build(),
+            volume("pv-static", "fs-12345678", List.of("tls")),
+            volume("pv-ap", "efs:fs-12345678::fsap-0123456789abcdef0", List.of("tls", "iam")),
+            volume("pv-bad", "fs-12345678:a:b:fsap-1:extra", List.of()),
+            new PersistentVolumeBuilder()
+                .withNewMetadata()
+                .withName("pv-nfs")
+                .endMetadata()
+                .withNewSpec()
+                .withCapacity(Map.of("storage", new Quantity("1Gi")))
+                .withAccessModes("ReadWriteMany")
+                .withNewNfs()
+                .withServer("10.0.0.1")
+                .withPath("/")
+                .endNfs()
+                .endSpec()
+                .build())
+        .create();
+    try {
+      Run r = preflight();
+      assertEquals(1, r.exit(), r.out());
+      List<String> rows = r.out().lines().toList();
+      assertEquals(
+          List.of(
+              "StorageClass efs-bad refuse",
+              "StorageClass efs-good ok",
+              "PersistentVolume pv-ap ok",
+              "PersistentVolume pv-bad refuse",
+              "PersistentVolume pv-static ok"),
+          rows.subList(1, rows.size() - 1).stream()
+              .map(l -> String.join(" ", List.of(l.split(" +")).subList(0, 3)))
+              .toList(),
+          r.out());
+      assertTrue(r.out().contains("directoryPerms"), r.out());
+      assertEquals(
+          "3 ok, 0 take-over, 0 leave, 2 refuse: fix the refused ones before switching (exit 1)",
+          rows.getLast());
+
+      admin.storage().v1().storageClasses().withName("efs-bad").delete();
+      admin.persistentVolumes().withName("pv-bad").delete();
+      admin
+          .persistentVolumes()
+          .withName("pv-bad")
+          .waitUntilCondition(pv -> pv == null, 30, TimeUnit.SECONDS);
+      Run fixed = preflight();
+      assertEquals(0, fixed.exit(), fixed.out());
+      assertTrue(
+          fixed.out().endsWith("3 ok, 0 take-over, 0 leave, 0 refuse: nothing would break\n"),
+          fixed.out());
+    } finally {
+      for (String sc : List.of("efs-good", "efs-bad", "gp3")) {
+        admin.storage().v1().storageClasses().withName(sc).delete();
+      }
+      for (String pv : List.of("pv-static", "pv-ap", "pv-bad", "pv-nfs")) {
+        admin.persistentVolumes().withName(pv).delete();
+      }
+    }
+  }
+
+  record Run(int exit, String out) {}
+
+  /**
+   * The packaged launcher's preflight with the cluster's admin kubeconfig, as an operator runs it.
+   */
+  static Run preflight() throws Exception {
+    Process p =
+        new ProcessBuilder(
+                PackagedDriver.distDir().resolve("bin/efs-csi").toString(),
+                "preflight",
+                "--kubeconfig",
+                cluster.dir().resolve("kubeconfig-admin").toString(),
+                "--region",
+                "us-east-1")
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes());
+    assertTrue(p.waitFor(120, TimeUnit.SECONDS), out);
+    return new Run(p.exitValue(), out);
+  }
+
+  static StorageClass storageClass(String name, Map<String, String> parameters) {
+    return new StorageClassBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .endMetadata()
+        .withProvisioner("efs.csi.aws.com")
+        .withParameters(parameters)
+        .build();
+  }
+
+  static PersistentVolume volume(String name, String handle, List<String> mountOptions) {
+    return new PersistentVolumeBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .endMetadata()
+        .withNewSpec()
+        .withCapacity(Map.of("storage", new Quantity("5Gi")))
+        .withAccessModes("ReadWriteMany")
+        .withMountOptions(mountOptions)
+        .withNewCsi()
+        .withDriver("efs.csi.aws.com")
+        .withVolumeHandle(handle)
+        .endCsi()
+        .endSpec()
+        .build();
   }
 }

@@ -220,6 +220,13 @@ public final class VolumeMetrics {
     counter(
         row,
         tags,
+        "efs_csi_volume_upstream_connect_fallbacks",
+        "upstream connects won by the other address family after the preferred one failed or"
+            + " stalled (Happy Eyeballs)",
+        r -> counter(r, "upstream_connect_fallbacks_total"));
+    counter(
+        row,
+        tags,
         "efs_csi_volume_tls_handshake_failures",
         "TLS handshakes with the mount target that failed",
         r -> counter(r, "tls_handshake_failures_total"));
