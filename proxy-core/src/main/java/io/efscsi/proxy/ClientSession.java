@@ -24,6 +24,11 @@ import org.slf4j.LoggerFactory;
  * <p>Backpressure: the client is read only while the upstream being written can take more (write
  * watermarks), and an upstream is read only while the client can take more, so a backlog flushed by
  * the kernel after an outage waits in socket buffers, not in this process.
+ *
+ * <p>Over 400 lines because steering, scale-up, the reply interleaving and backpressure are one
+ * state machine over the same fields (the upstreams, the one that owns the reply stream, the paused
+ * flags), changed on one event loop without locks; the framing ({@code RecordFramer}), the upstream
+ * side ({@link UpstreamHandler}) and connecting ({@link UpstreamConnector}) already live apart.
  */
 final class ClientSession extends ChannelInboundHandlerAdapter {
 
