@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,10 +57,17 @@ final class MountTargets {
     }
     Map<String, String> byZone = new TreeMap<>();
     available.forEach(m -> byZone.putIfAbsent(m.availabilityZone(), m.ipAddress()));
-    return Map.of(
-        "mounttargetipmap",
-        byZone.entrySet().stream()
-            .map(e -> "\"" + e.getKey() + "\":\"" + e.getValue() + "\"")
-            .collect(Collectors.joining(",", "{", "}")));
+    try {
+      // Jackson, which the module carries for the S3 Files REST API: escaped as JSON must be
+      return Map.of("mounttargetipmap", Mapper.JSON.writeValueAsString(byZone));
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("cannot write the mount target map " + byZone, e);
+    }
+  }
+
+  /** Loaded with the first cross-account volume that needs a map. */
+  private static final class Mapper {
+    static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+        new com.fasterxml.jackson.databind.ObjectMapper();
   }
 }
