@@ -256,22 +256,15 @@ class OnDeleteTest {
   }
 
   @Test
-  void aVolumeMadeForDeleteIsKeptByAControllerWithoutTheFlagUntilRetaggedRetain() throws Exception {
+  void aVolumeMadeForDeleteKeepsItsDirectoryOnceTheFlagIsOffAndTheDeleteIsOneApiCall()
+      throws Exception {
     String id = create(flagOn, "pvc-d", "onDelete", "delete");
     Path dir = data("pvc-d");
-    StatusRuntimeException e = fails(Status.Code.FAILED_PRECONDITION, () -> delete(flagOff, id));
-    assertTrue(
-        e.getStatus()
-            .getDescription()
-            .contains(
-                "it was made with onDelete delete, and this controller runs without"
-                    + " --delete-access-point-root-dir"),
-        e.getStatus().getDescription());
-    assertTrue(emu.accessPoint(apId(id)).isPresent());
-    clouds.defaultCloud().tagAccessPoint(apId(id), Map.of(Tags.ON_DELETE_KEY, "retain"));
+    long describes = emu.calls("DescribeAccessPoints");
     delete(flagOff, id);
     assertTrue(emu.accessPoint(apId(id)).isEmpty());
-    assertTrue(Files.exists(dir.resolve("sub/file")));
+    assertTrue(Files.exists(dir.resolve("sub/file")), "without the flag no directory is touched");
+    assertEquals(describes, emu.calls("DescribeAccessPoints"), "and no tag is read");
   }
 
   @Test
