@@ -48,7 +48,17 @@ public record SupervisorOptions(
           Flag.duration(
               "proxy-start-timeout",
               "60s",
-              "how long a starting proxy may take to answer before it is killed and retried"));
+              "how long a starting proxy may take to answer before it is killed and retried"),
+          Flag.string(
+              "proxy-upgrade",
+              "rolling",
+              "rolling: move proxies of another release to this one on their ports, one at a"
+                  + " time; never: keep each on its release until its volume is unstaged"),
+          Flag.duration(
+              "proxy-upgrade-delay",
+              "60s",
+              "how long after the plugin starts the first proxy is moved to its release"),
+          Flag.duration("proxy-upgrade-interval", "10s", "the pause between two proxy moves"));
 
   /** Where the proxies' cgroups go, as the supervisor takes it. */
   public Supervisors.Cgroups cgroups() {
@@ -101,12 +111,24 @@ public record SupervisorOptions(
     Duration grace = positive(flags, "mount-absent-grace");
     Duration health = positive(flags, "proxy-health-interval");
     Duration startTimeout = positive(flags, "proxy-start-timeout");
+    String upgrade = flags.string("proxy-upgrade").strip().toLowerCase(Locale.ROOT);
+    if (!upgrade.equals("rolling") && !upgrade.equals("never")) {
+      throw invalid(flags.string("proxy-upgrade"), "proxy-upgrade", "rolling or never");
+    }
+    Duration upgradeDelay = flags.duration("proxy-upgrade-delay");
+    if (upgradeDelay.isNegative()) {
+      throw invalid(flags.string("proxy-upgrade-delay"), "proxy-upgrade-delay", "0s or more");
+    }
+    Duration upgradeInterval = positive(flags, "proxy-upgrade-interval");
+    SupervisorConfig.Upgrades upgrades =
+        new SupervisorConfig.Upgrades(upgrade.equals("rolling"), upgradeDelay, upgradeInterval);
     SupervisorConfig d = SupervisorConfig.defaults(stateDir);
     SupervisorConfig c =
         d.withPorts(lower, upper)
             .withLimits(memory, (int) pids)
             .withTimings(reconcile, grace, d.absentReads(), health)
-            .withStartTimeout(startTimeout);
+            .withStartTimeout(startTimeout)
+            .with(b -> b.upgrades = upgrades);
     return new SupervisorOptions(
         c, mode, Path.of(flags.string("proxy-cgroup-root").strip()), parent);
   }

@@ -67,6 +67,44 @@ class ChildrenIT {
     }
   }
 
+  @Test
+  void aListeningSocketIsPassedOnAsDescriptorThreeOnlyWhenAsked() throws Exception {
+    try (java.nio.channels.ServerSocketChannel owner =
+        java.nio.channels.ServerSocketChannel.open()) {
+      owner.bind(new java.net.InetSocketAddress("127.0.0.1", 0), 8);
+      int port = ((java.net.InetSocketAddress) owner.getLocalAddress()).getPort();
+      String script =
+          "readlink /proc/$$/fd/3 || echo none; echo \"env=$EFSCSI_LISTEN_FD\"; ls /proc/$$/fd";
+      String socket;
+      try (io.efscsi.supervisor.upgrade.ListenerHandover.Taken copy =
+          io.efscsi.supervisor.upgrade.ListenerHandover.take(
+              ProcessHandle.current().pid(), port, () -> true)) {
+        socket = Files.readSymbolicLink(Path.of("/proc/self/fd/" + copy.fd())).toString();
+        Path out = tmp.resolve("inherit.log");
+        Process p =
+            children.spawn(
+                List.of("/bin/sh", "-c", script),
+                tmp,
+                Map.of(),
+                out,
+                java.util.OptionalInt.of(copy.fd()));
+        assertEquals(0, p.waitFor());
+        List<String> lines = Files.readAllLines(out);
+        assertEquals(List.of(socket, "env=3", "0", "1", "2", "3"), lines, "only fd 3, the socket");
+      }
+      Path out = tmp.resolve("plain.log");
+      // a caller's own EFSCSI_LISTEN_FD does not keep a descriptor open
+      Process p =
+          children.spawn(
+              List.of("/bin/sh", "-c", script), tmp, Map.of("EFSCSI_LISTEN_FD", "3"), out);
+      assertEquals(0, p.waitFor());
+      assertEquals(
+          "none",
+          Files.readAllLines(out).getFirst().strip().replaceAll(".*No such file.*", "none"));
+      assertTrue(socket.startsWith("socket:["), socket);
+    }
+  }
+
   /** Open descriptors above 2 without O_CLOEXEC (fdinfo's flags, octal). */
   private static int inheritable(Path fdinfo) throws IOException {
     int n = 0;

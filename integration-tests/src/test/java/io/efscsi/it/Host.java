@@ -137,6 +137,15 @@ final class Host implements AutoCloseable {
     return ask("stats");
   }
 
+  /** Closes the supervisor as a plugin stopping on SIGTERM does: its proxies run on. */
+  void quit() throws InterruptedException {
+    String a = ask("quit");
+    if (!a.equals("ok")) {
+      throw new AssertionError("quit: " + a);
+    }
+    process.waitFor(30, TimeUnit.SECONDS);
+  }
+
   /** SIGKILL, as an OOM kill or a crash of the plugin container would. */
   void kill() throws InterruptedException {
     process.destroyForcibly();

@@ -60,6 +60,19 @@ public final class SupervisorHost {
             .withPorts(Integer.parseInt(range[0]), Integer.parseInt(range[1]))
             .withLimits(new Limits(Long.parseLong(a.getOrDefault("memory", "268435456")), 64))
             .withTimings(reconcile, grace, 3, health);
+    if (a.containsKey("upgrade")) { // rolling proxy upgrades: rolling|never, delay, interval
+      var upgrades =
+          new SupervisorConfig.Upgrades(
+              a.get("upgrade").equals("rolling"),
+              Duration.ofMillis(Long.parseLong(a.getOrDefault("upgrade-delay-ms", "1000"))),
+              Duration.ofMillis(Long.parseLong(a.getOrDefault("upgrade-interval-ms", "1000"))));
+      config = config.with(b -> b.upgrades = upgrades);
+    } else {
+      config =
+          config.with(b ->
+              b.upgrades =
+                  new SupervisorConfig.Upgrades(false, Duration.ZERO, Duration.ofSeconds(1)));
+    }
     if (a.containsKey("start-ms")) { // a slow machine (the emulated kernel VM)
       config = withStartTimeout(config, Duration.ofMillis(Long.parseLong(a.get("start-ms"))));
     }
@@ -212,22 +225,7 @@ public final class SupervisorHost {
   }
 
   private static SupervisorConfig withStartTimeout(SupervisorConfig c, Duration start) {
-    return new SupervisorConfig(
-        c.stateDir(),
-        c.portLower(),
-        c.portUpper(),
-        c.limits(),
-        c.reconcileInterval(),
-        c.mountGrace(),
-        c.absentReads(),
-        c.healthInterval(),
-        c.pingFailuresBeforeRestart(),
-        start,
-        c.stopTimeout(),
-        c.backoffInitial(),
-        c.backoffMax(),
-        c.backoffReset(),
-        c.logMaxBytes());
+    return c.withStartTimeout(start);
   }
 
   static String stats(SupervisorStats s) {
@@ -238,6 +236,10 @@ public final class SupervisorHost {
             "adoptionRestarts=" + s.adoptionRestarts.get(),
             "oomKills=" + s.oomKills.get(),
             "bindFailures=" + s.bindFailures.get(),
+            "moves=" + s.proxyMoves.get(),
+            "moveFailures=" + s.proxyMoveFailures.get(),
+            "moveSkips=" + s.proxyMoveSkips.get(),
+            "stale=" + s.staleProxies.get(),
             "healthRestarts=" + s.healthRestarts.get(),
             "targetOutages=" + s.targetOutages.get(),
             "orphanUnmounts=" + s.orphanUnmounts.get(),

@@ -57,7 +57,12 @@ final class Adoption {
     List<Supervised> toRestart = new ArrayList<>();
     List<Supervised> unwanted = new ArrayList<>();
     synchronized (lock) {
-      for (ProxyRecord r : store.list()) {
+      for (ProxyRecord listed : store.list()) {
+        ProxyRecord r = listed;
+        if (r.move().isPresent()) {
+          r = ProxyMove.recover(ctx, r);
+          store.write(r);
+        }
         if (byKey.containsKey(r.key())) {
           LOG.error(
               "two state records for key {}; keeping port {}, dropping {}",

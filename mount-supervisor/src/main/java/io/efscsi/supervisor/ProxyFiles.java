@@ -36,6 +36,27 @@ final class ProxyFiles {
     return dir.resolve(id + ".sock");
   }
 
+  /** The config of a successor starting in standby during a move ({@link ProxyMove}). */
+  Path nextConfig() {
+    return dir.resolve(id + ".next.properties");
+  }
+
+  /** The control socket of a successor until it is the proxy's own. */
+  Path nextControlSocket() {
+    return dir.resolve(id + ".next.sock");
+  }
+
+  /** Removes a successor's files (a move undone, or finished). */
+  void deleteNext() {
+    for (Path p : new Path[] {nextConfig(), nextControlSocket()}) {
+      try {
+        Files.deleteIfExists(p);
+      } catch (IOException e) {
+        LOG.warn("cannot delete {}: {}", p, e.getMessage());
+      }
+    }
+  }
+
   Path log() {
     return dir.resolve(id + ".log");
   }
@@ -91,7 +112,16 @@ final class ProxyFiles {
 
   /** Removes every file of the proxy. */
   void delete() {
-    for (Path p : new Path[] {config(), controlSocket(), log(), rotatedLog(), lastExit()}) {
+    for (Path p :
+        new Path[] {
+          config(),
+          controlSocket(),
+          log(),
+          rotatedLog(),
+          lastExit(),
+          nextConfig(),
+          nextControlSocket()
+        }) {
       try {
         Files.deleteIfExists(p);
       } catch (IOException e) {

@@ -51,6 +51,11 @@ final class ProxyHealth {
     statusFailures++;
   }
 
+  /** Whether the last round failed (a status or a ping): a proxy mid-heal is not moved. */
+  synchronized boolean failing() {
+    return statusFailures > 0 || pingFailures > 0;
+  }
+
   synchronized boolean upstreamHealthy() {
     return upstreamHealthy;
   }
@@ -62,7 +67,7 @@ final class ProxyHealth {
 
   /** One round; does nothing unless the proxy is running. */
   void check() {
-    if (!proxy.runningAndAlive()) {
+    if (proxy.moving() || !proxy.runningAndAlive()) {
       return;
     }
     String statusFailure = null;

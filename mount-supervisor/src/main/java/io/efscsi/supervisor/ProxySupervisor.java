@@ -59,6 +59,20 @@ public final class ProxySupervisor implements AutoCloseable {
 
     /** The mount target answers again after {@code down}. */
     default void targetReachable(String key, int port, java.time.Duration down) {}
+
+    /**
+     * A proxy was moved on its port from build {@code from} ("" when unknown: a release before
+     * rolling upgrades) to {@code to} in {@code took}; {@code connections} kernel connections
+     * reconnected to it.
+     */
+    default void upgraded(
+        String key, int port, String from, String to, java.time.Duration took, long connections) {}
+
+    /** A move failed; the proxy runs on, on its old build. */
+    default void upgradeFailed(String key, int port, String reason) {}
+
+    /** Rolling upgrades stopped until the plugin restarts. */
+    default void upgradesStopped(String reason) {}
   }
 
   /** A proxy handed to a user: mount {@code 127.0.0.1:/…} with {@code port=}. */
@@ -75,6 +89,10 @@ public final class ProxySupervisor implements AutoCloseable {
   private final PortAllocator ports;
   private final MountPresence presence;
   private final Reconciler reconciler;
+  private final RollingUpgrade upgrades;
+  private final ScheduledExecutorService upgrader =
+      Executors.newSingleThreadScheduledExecutor(
+          Thread.ofPlatform().name("proxy-upgrade").daemon().factory());
   private final ProxyContext context;
   private final ProxyContext.Fleet fleet;
   private final SupervisorStats stats = new SupervisorStats();
@@ -158,6 +176,7 @@ public final class ProxySupervisor implements AutoCloseable {
           }
         };
     this.reconciler = new Reconciler(context, mountTable, presence, unmounter, fleet);
+    this.upgrades = new RollingUpgrade(context, fleet);
   }
 
   public SupervisorStats stats() {
@@ -185,6 +204,11 @@ public final class ProxySupervisor implements AutoCloseable {
     long health = config.healthInterval().toMillis();
     scheduler.scheduleWithFixedDelay(this::checkHealth, health, health, TimeUnit.MILLISECONDS);
     scheduler.scheduleWithFixedDelay(this::pollLiveness, 500, 500, TimeUnit.MILLISECONDS);
+    upgrader.scheduleWithFixedDelay(
+        upgrades::round,
+        config.upgrades().delay().toMillis(),
+        Math.max(1, config.upgrades().interval().toMillis()),
+        TimeUnit.MILLISECONDS);
     started = true;
     LOG.info(
         "proxy supervisor started: {} proxies in {}, ports {}-{}, cgroup adapter {}",
@@ -523,6 +547,17 @@ public final class ProxySupervisor implements AutoCloseable {
   public void close() {
     closed = true; // from here a proxy's exit is the next supervisor's to see (it adopts it)
     scheduler.shutdownNow();
+    // a move in flight sees `closed` and undoes itself (or finishes, once committed); a plugin
+    // killed instead leaves its phase in the record for the next one (ProxyMove.recover)
+    upgrader.shutdown();
+    try {
+      if (!upgrader.awaitTermination(20, TimeUnit.SECONDS)) {
+        LOG.warn("a proxy move was still running at shutdown; the next plugin finishes it");
+        upgrader.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     started = false;
     // a restart in flight finishes (or gives up) before close returns
     restarts.close(java.time.Duration.ofSeconds(5));

@@ -61,6 +61,12 @@ final class Supervised {
    */
   private boolean retired;
 
+  /**
+   * A move to another build is in flight ({@link ProxyMove}): health rounds leave the proxy alone,
+   * and a commit is refused once anything else (an exit, a stop) moved the generation on.
+   */
+  private boolean moving;
+
   Supervised(ProxyContext ctx, ProxyRecord record, Placement placement) {
     this.ctx = ctx;
     this.files = new ProxyFiles(ctx.proxiesDir(), record.id(), ctx.config().logMaxBytes());
@@ -135,8 +141,14 @@ final class Supervised {
       cancelPendingRestart();
       gen = ++generation;
       state = State.STARTING;
+      Placement previous = placement;
       try {
         placement = ctx.placer().place(record.id(), ctx.config().limits());
+        if (!previous.describe().isEmpty()
+            && !previous.describe().equals(placement.describe())
+            && previous.pids().isEmpty()) {
+          previous.remove(); // the group of a moved proxy (ProxyMove) has another name
+        }
       } catch (IOException | RuntimeException e) {
         state = State.DOWN;
         throw new ProxyStartException(
@@ -149,7 +161,7 @@ final class Supervised {
         rotateLog();
         // the group first: a plugin that dies between the launch and the record of its pid leaves
         // a process the next one finds there (Adoption)
-        record = record.withProcess(0, 0, placement.describe());
+        record = record.withProcess(0, 0, placement.describe()).withBuild(ctx.launcher().build());
         ctx.owner().writeRecord(record);
         started = ctx.launcher().start(configFile(), files.log(), placement);
       } catch (IOException | RuntimeException e) {
@@ -473,6 +485,106 @@ final class Supervised {
 
   private String logTail() {
     return files.logTail();
+  }
+
+  /** What a move starts from: the running process it replaces and the generation it ran at. */
+  record MoveStart(ProxyRecord record, Placement placement, long generation) {}
+
+  /**
+   * Marks the proxy as moving when it is running, not stopped, not crash-looping and not moving
+   * already; empty (with nothing changed) otherwise.
+   */
+  synchronized Optional<MoveStart> beginMove() {
+    if (state != State.RUNNING || retired || crashLooping || moving) {
+      return Optional.empty();
+    }
+    moving = true;
+    return Optional.of(new MoveStart(record, placement, generation));
+  }
+
+  /** Whether its last health round failed: a proxy mid-heal is not moved. */
+  boolean healthFailing() {
+    return health.failing();
+  }
+
+  /** Whether a move is in flight. */
+  synchronized boolean moving() {
+    return moving;
+  }
+
+  /**
+   * Records a move's phase (the successor's group before its launch, its pid after) unless the move
+   * is no longer current; false then, and the mover undoes what it started.
+   */
+  synchronized boolean recordMove(long gen, ProxyRecord.Move move) {
+    if (gen != generation || retired || state != State.RUNNING) {
+      return false;
+    }
+    record = record.withMove(Optional.of(move));
+    writeRecordOrLog();
+    return true;
+  }
+
+  /**
+   * Makes the successor the proxy's process ({@code retiring} names the old one, which the mover
+   * drains next). Refused (false) when the proxy exited, was stopped or restarted since {@code
+   * gen}: the successor is then the mover's to kill.
+   */
+  synchronized boolean commitMove(
+      long gen,
+      ProxyLauncher.Started successor,
+      long ticks,
+      Placement successorPlacement,
+      String build,
+      ProxyRecord.Move retiring) {
+    if (gen != generation || retired || state != State.RUNNING) {
+      return false;
+    }
+    long newGen = ++generation;
+    record =
+        record
+            .withProcess(successor.pid(), ticks, successorPlacement.describe())
+            .withBuild(build)
+            .withMove(Optional.of(retiring));
+    placement = successorPlacement;
+    child = successor.child();
+    startedAt = ctx.clock().instant();
+    oomBaseline = placement.oomKills();
+    health.reset();
+    writeRecordOrLog();
+    child.ifPresent(p -> p.onExit().thenAccept(done -> exited(newGen, done.exitValue())));
+    return true;
+  }
+
+  /** Ends a move (done or undone): the record carries none, health rounds resume. */
+  synchronized void endMove() {
+    moving = false;
+    if (record.move().isPresent() && !retired) {
+      record = record.withMove(Optional.empty());
+      writeRecordOrLog();
+    }
+  }
+
+  /** The generation now: a move compares it with the one it started at. */
+  synchronized long generation() {
+    return generation;
+  }
+
+  /** Writes the proxy's config file from its record (after a move, the successor's socket). */
+  synchronized void writeConfigFile() throws IOException {
+    ProxyConfig.fromMap(record.config()).write(configFile());
+  }
+
+  ProxyFiles files() {
+    return files;
+  }
+
+  private void writeRecordOrLog() {
+    try {
+      ctx.owner().writeRecord(record);
+    } catch (IOException e) {
+      LOG.error("cannot write the state record of proxy {}: {}", record.id(), e.getMessage());
+    }
   }
 
   /**

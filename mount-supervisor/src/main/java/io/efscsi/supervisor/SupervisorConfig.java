@@ -26,6 +26,7 @@ import java.util.function.Consumer;
  * @param backoffMax longest restart delay
  * @param backoffReset healthy run time after which the delay starts over
  * @param logMaxBytes size at which a proxy's log is rotated (one old file kept)
+ * @param upgrades how proxies of another build are moved to this plugin's ({@link Upgrades})
  */
 public record SupervisorConfig(
     Path stateDir,
@@ -42,7 +43,30 @@ public record SupervisorConfig(
     Duration backoffInitial,
     Duration backoffMax,
     Duration backoffReset,
-    long logMaxBytes) {
+    long logMaxBytes,
+    Upgrades upgrades) {
+
+  /**
+   * Rolling proxy upgrades: after a plugin upgrade, proxies running another build are moved to this
+   * one on their ports, one at a time.
+   *
+   * @param rolling false keeps every proxy on the build it runs until its volume is unstaged
+   * @param delay how long after the supervisor starts the first move waits (kubelet's first calls
+   *     and the takeover pass go first)
+   * @param interval the pause from the end of one move to the start of the next
+   */
+  public record Upgrades(boolean rolling, Duration delay, Duration interval) {
+    public Upgrades {
+      if (delay.isNegative() || interval.isNegative()) {
+        throw new IllegalArgumentException("proxy upgrade delay and interval must not be negative");
+      }
+    }
+
+    /** The defaults: rolling, 60 s after start, 10 s apart. */
+    public static Upgrades rollingDefaults() {
+      return new Upgrades(true, Duration.ofSeconds(60), Duration.ofSeconds(10));
+    }
+  }
 
   /** Production defaults for a state dir. */
   public static SupervisorConfig defaults(Path stateDir) {
@@ -61,7 +85,8 @@ public record SupervisorConfig(
         Duration.ofMillis(100),
         Duration.ofSeconds(30),
         Duration.ofSeconds(60),
-        1L << 20);
+        1L << 20,
+        Upgrades.rollingDefaults());
   }
 
   /** The same settings for another state dir (the controller's cleanup mounts have their own). */
@@ -123,6 +148,7 @@ public record SupervisorConfig(
     public Duration backoffMax;
     public Duration backoffReset;
     public long logMaxBytes;
+    public Upgrades upgrades;
 
     private Copy(SupervisorConfig c) {
       stateDir = c.stateDir;
@@ -140,6 +166,7 @@ public record SupervisorConfig(
       backoffMax = c.backoffMax;
       backoffReset = c.backoffReset;
       logMaxBytes = c.logMaxBytes;
+      upgrades = c.upgrades;
     }
 
     private SupervisorConfig build() {
@@ -158,7 +185,8 @@ public record SupervisorConfig(
           backoffInitial,
           backoffMax,
           backoffReset,
-          logMaxBytes);
+          logMaxBytes,
+          upgrades);
     }
   }
 }

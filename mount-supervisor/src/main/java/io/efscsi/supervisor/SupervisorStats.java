@@ -22,4 +22,16 @@ public final class SupervisorStats {
   public final AtomicLong reconcileFailures = new AtomicLong();
   public final AtomicLong lastReconcileNanos = new AtomicLong();
   public final AtomicLong stateWrites = new AtomicLong();
+
+  /** Proxies running another build than the plugin's (rolling upgrades). */
+  public final AtomicLong staleProxies = new AtomicLong();
+
+  public final AtomicLong proxyMoves = new AtomicLong();
+  public final AtomicLong proxyMoveFailures = new AtomicLong();
+
+  /** Moves not tried: the proxy's listening socket could not be taken, or its port refused. */
+  public final AtomicLong proxyMoveSkips = new AtomicLong();
+
+  /** How long the last move took. */
+  public final AtomicLong lastMoveMillis = new AtomicLong();
 }

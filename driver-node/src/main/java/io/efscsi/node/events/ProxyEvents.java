@@ -123,6 +123,40 @@ public final class ProxyEvents implements ProxySupervisor.Listener, AutoCloseabl
             + " s unreachable");
   }
 
+  @Override
+  public void upgraded(
+      String key, int port, String from, String to, java.time.Duration took, long connections) {
+    send(
+        port,
+        List.of(),
+        PodEvents.Type.Normal,
+        "ProxyUpgraded",
+        "the proxy of this volume (127.0.0.1:"
+            + port
+            + ") moved from build "
+            + (from.isEmpty() ? "of an earlier release" : from)
+            + " to "
+            + to
+            + " (this plugin's) in "
+            + took.toMillis()
+            + " ms on the same port; "
+            + connections
+            + " kernel connections reconnected to it");
+  }
+
+  @Override
+  public void upgradeFailed(String key, int port, String reason) {
+    send(
+        port,
+        List.of(),
+        "ProxyUpgradeFailed",
+        "the proxy of this volume (127.0.0.1:"
+            + port
+            + ") could not be moved to this plugin's release and runs on, on its own ("
+            + reason
+            + "); it is tried again in an hour");
+  }
+
   private void send(int port, List<String> known, String reason, String message) {
     send(port, known, PodEvents.Type.Warning, reason, message);
   }

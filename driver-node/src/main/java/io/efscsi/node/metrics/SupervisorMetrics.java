@@ -123,6 +123,28 @@ public final class SupervisorMetrics {
         "efs_csi_takeovers",
         "mounts of the Go driver whose port a proxy of ours took over",
         st.takeovers);
+    counter(
+        r,
+        "efs_csi_proxy_upgrades",
+        "proxies moved on their port to this plugin's release (rolling upgrades)",
+        st.proxyMoves);
+    counter(
+        r,
+        "efs_csi_proxy_upgrade_failures",
+        "proxy moves that failed (the proxy runs on, on its old release)",
+        st.proxyMoveFailures);
+    counter(
+        r,
+        "efs_csi_proxy_upgrade_skips",
+        "proxy moves not tried: the listening socket could not be taken or the port refused",
+        st.proxyMoveSkips);
+    Gauge.builder("efs_csi_proxies_stale", st.staleProxies, AtomicLong::get)
+        .description("proxies running another release's build than this plugin's")
+        .register(r);
+    Gauge.builder(
+            "efs_csi_proxy_upgrade_last_duration_seconds", st.lastMoveMillis, n -> n.get() / 1e3)
+        .description("duration of the last proxy move")
+        .register(r);
     counter(r, "efs_csi_reconcile_passes", "reconcile passes", st.reconcilePasses);
     counter(
         r,

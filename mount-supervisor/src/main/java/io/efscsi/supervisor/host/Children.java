@@ -44,11 +44,21 @@ public final class Children {
   /** Exit code of the prelude when it cannot enter the working directory. */
   public static final int EXIT_PRELUDE_FAILED = 96;
 
+  /**
+   * The descriptor a child inherits when it is given one (a listening socket: rolling upgrades).
+   */
+  public static final int INHERITED_FD = 3;
+
+  /** Tells the child (and the prelude) that descriptor {@value #INHERITED_FD} is meant for it. */
+  public static final String INHERITED_FD_ENV = "EFSCSI_LISTEN_FD";
+
   static final String PRELUDE =
       "cd -- \"$1\" || exit "
           + EXIT_PRELUDE_FAILED
           + "; shift; for f in /proc/$$/fd/*; do n=${f##*/};"
-          + " if [ \"$n\" -gt 2 ]; then eval \"exec $n>&-\"; fi; done; exec \"$@\"";
+          + " if [ \"$n\" -gt 2 ] && [ \"$n\" != \"${"
+          + INHERITED_FD_ENV
+          + ":-}\" ]; then eval \"exec $n>&-\"; fi; done; exec \"$@\"";
 
   private final POSIX posix;
   private final String bash;
@@ -78,25 +88,53 @@ public final class Children {
    */
   public Child spawn(List<String> command, Path dir, Map<String, String> env, Path output)
       throws IOException {
+    return spawn(command, dir, env, output, java.util.OptionalInt.empty());
+  }
+
+  /**
+   * As {@link #spawn(List, Path, Map, Path)}; with {@code inherit}, that descriptor of this process
+   * becomes the child's {@value #INHERITED_FD} and {@value #INHERITED_FD_ENV} tells the child so
+   * (the prelude closes every other one). The caller still owns and closes its own descriptor.
+   */
+  public Child spawn(
+      List<String> command,
+      Path dir,
+      Map<String, String> env,
+      Path output,
+      java.util.OptionalInt inherit)
+      throws IOException {
     if (command.isEmpty()) {
       throw new IllegalArgumentException("no command to spawn");
     }
     List<String> argv = new ArrayList<>(List.of(bash, "-c", PRELUDE, "efs-csi-spawn"));
     argv.add(dir.toString());
     argv.addAll(command);
-    List<String> envp = new ArrayList<>(env.size());
-    env.forEach((k, v) -> envp.add(k + "=" + v));
+    List<String> envp = new ArrayList<>(env.size() + 1);
+    env.forEach((k, v) -> {
+      if (!k.equals(INHERITED_FD_ENV)) {
+        envp.add(k + "=" + v);
+      }
+    });
     List<SpawnFileAction> actions =
-        List.of(
-            SpawnFileAction.open("/dev/null", 0, OpenFlags.O_RDONLY.intValue(), 0),
-            SpawnFileAction.open(
-                output.toString(),
-                1,
-                OpenFlags.O_WRONLY.intValue()
-                    | OpenFlags.O_CREAT.intValue()
-                    | OpenFlags.O_APPEND.intValue(),
-                0644),
-            SpawnFileAction.dup(1, 2));
+        new ArrayList<>(
+            List.of(
+                SpawnFileAction.open("/dev/null", 0, OpenFlags.O_RDONLY.intValue(), 0),
+                SpawnFileAction.open(
+                    output.toString(),
+                    1,
+                    OpenFlags.O_WRONLY.intValue()
+                        | OpenFlags.O_CREAT.intValue()
+                        | OpenFlags.O_APPEND.intValue(),
+                    0644),
+                SpawnFileAction.dup(1, 2)));
+    if (inherit.isPresent()) {
+      if (inherit.getAsInt() == INHERITED_FD) {
+        throw new IllegalArgumentException(
+            "descriptor " + INHERITED_FD + " cannot be passed on as itself; pass a copy");
+      }
+      actions.add(SpawnFileAction.dup(inherit.getAsInt(), INHERITED_FD));
+      envp.add(INHERITED_FD_ENV + "=" + INHERITED_FD);
+    }
     long pid;
     synchronized (this) {
       pid = posix.posix_spawnp(bash, actions, argv, envp);

@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Launches {@code io.efscsi.proxy.ProxyMain} with the same Java runtime as this process, the
@@ -24,12 +25,16 @@ public final class JavaProxyLauncher implements ProxyLauncher {
 
   public static final String MAIN = "io.efscsi.proxy.ProxyMain";
 
+  /** Tells a proxy its build, which its {@code status} shows. */
+  public static final String BUILD_ENV = "EFSCSI_PROXY_BUILD";
+
   private final String java;
   private final Path home;
   private final String setsid;
   private final List<String> jvmOptions;
   private final String classpath;
   private final Children children;
+  private final String build;
 
   /**
    * @param java the java binary ({@link #currentJava()} in production)
@@ -55,6 +60,7 @@ public final class JavaProxyLauncher implements ProxyLauncher {
     }
     this.jvmOptions = readOptions(lib.resolve("jvm.options"), this.home);
     this.classpath = classpath(lib);
+    this.build = io.efscsi.supervisor.upgrade.ProxyBuild.of(lib);
   }
 
   /**
@@ -114,10 +120,28 @@ public final class JavaProxyLauncher implements ProxyLauncher {
 
   @Override
   public Started start(Path configFile, Path logFile, Placement placement) throws IOException {
+    return spawn(configFile, logFile, placement, OptionalInt.empty());
+  }
+
+  @Override
+  public Started startOnListener(Path configFile, Path logFile, Placement placement, int listenerFd)
+      throws IOException {
+    return spawn(configFile, logFile, placement, OptionalInt.of(listenerFd));
+  }
+
+  @Override
+  public String build() {
+    return build;
+  }
+
+  private Started spawn(Path configFile, Path logFile, Placement placement, OptionalInt listener)
+      throws IOException {
     Map<String, String> env = new HashMap<>(System.getenv());
     env.put("MALLOC_ARENA_MAX", "1");
+    env.put(BUILD_ENV, build);
     env.putAll(placement.environment());
-    Children.Child p = children.spawn(placement.wrap(command(configFile)), home, env, logFile);
+    Children.Child p =
+        children.spawn(placement.wrap(command(configFile)), home, env, logFile, listener);
     return new Started(p.pid(), Optional.of(p));
   }
 }

@@ -22,4 +22,21 @@ public interface ProxyLauncher {
    * caller's business (control socket).
    */
   Started start(Path configFile, Path logFile, Placement placement) throws IOException;
+
+  /**
+   * The build of the proxy this launcher starts ({@code ProxyBuild}); empty when unknown, and then
+   * no proxy is ever moved to it.
+   */
+  default String build() {
+    return "";
+  }
+
+  /**
+   * As {@link #start}, the proxy serving the listening socket {@code listenerFd} of this process
+   * (passed on; the caller still closes its own copy) in standby, until told {@code serve}.
+   */
+  default Started startOnListener(
+      Path configFile, Path logFile, Placement placement, int listenerFd) throws IOException {
+    throw new IOException("this launcher cannot hand a listening socket to a proxy");
+  }
 }

@@ -40,7 +40,10 @@ class ProxyRecordFuzzTest {
     "\"config\": {",
     "\"users\": [",
     "\"restarts\": ",
-    "\"createdMillis\": "
+    "\"createdMillis\": ",
+    "\"minReader\": ",
+    "\"proxyBuild\": ",
+    "\"move\": {\"phase\": \"retiring\", "
   })
   void anyRecordRoundTripsOrIsRefusedAsTheStoreExpects(FuzzedDataProvider data) {
     ProxyRecord generated = record(data);
@@ -80,6 +83,15 @@ class ProxyRecordFuzzTest {
         config,
         users,
         data.consumeLong(),
-        data.consumeLong());
+        data.consumeLong(),
+        data.consumeString(16),
+        data.consumeBoolean()
+            ? java.util.Optional.of(
+                new ProxyRecord.Move(
+                    data.consumeBoolean() ? ProxyRecord.Move.LAUNCHING : ProxyRecord.Move.RETIRING,
+                    data.consumeLong(),
+                    data.consumeLong(),
+                    data.consumeString(24)))
+            : java.util.Optional.empty());
   }
 }

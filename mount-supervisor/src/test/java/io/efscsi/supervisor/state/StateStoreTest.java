@@ -61,7 +61,10 @@ class StateStoreTest {
     Files.writeString(s.dir().resolve("proxy-20051.json"), record(20052).toJson()); // wrong file
     Files.writeString(
         s.dir().resolve("proxy-20053.json"),
-        record(20053).toJson().replace("\"version\": 1", "\"version\": 9"));
+        record(20053)
+            .toJson()
+            .replace("\"version\": 1", "\"version\": 9")
+            .replace("\"minReader\": 1", "\"minReader\": 9"));
     assertEquals(List.of(record(20049)), s.list());
     try (Stream<Path> files = Files.list(s.dir())) {
       assertEquals(3, files.filter(f -> f.getFileName().toString().contains(".corrupt-")).count());

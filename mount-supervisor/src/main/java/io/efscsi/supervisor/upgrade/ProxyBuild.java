@@ -1,0 +1,64 @@
+package io.efscsi.supervisor.upgrade;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Which build of the proxy a plugin launches: a SHA-256 over the name and bytes of every file under
+ * {@code <home>/lib/proxy} (in byte order of their relative paths; the AOT cache {@code proxy.aot}
+ * left out, since it is a cache and not behaviour) and the Java runtime's version (a JDK patch in
+ * the image is a proxy change too), shown as 12 hex digits. Jars are reproducible, so a release
+ * that changes only the controller has the same fingerprint and moves no proxy.
+ */
+public final class ProxyBuild {
+
+  /** The file left out: a cache the JVM ignores when it does not match. */
+  static final String AOT_CACHE = "proxy.aot";
+
+  private ProxyBuild() {}
+
+  /** The fingerprint of the proxy under {@code lib} run by {@code javaVersion}. */
+  public static String of(Path lib, String javaVersion) throws IOException {
+    MessageDigest sha;
+    try {
+      sha = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this Java runtime", e);
+    }
+    List<Path> files;
+    try (Stream<Path> walk = Files.walk(lib)) {
+      files =
+          walk.filter(Files::isRegularFile)
+              .filter(f -> !f.getFileName().toString().equals(AOT_CACHE))
+              .sorted(
+                  (a, b) -> lib.relativize(a).toString().compareTo(lib.relativize(b).toString()))
+              .toList();
+    }
+    byte[] buf = new byte[1 << 16];
+    for (Path f : files) {
+      sha.update(lib.relativize(f).toString().getBytes(StandardCharsets.UTF_8));
+      sha.update((byte) 0);
+      try (InputStream in = Files.newInputStream(f)) {
+        for (int n; (n = in.read(buf)) > 0; ) {
+          sha.update(buf, 0, n);
+        }
+      }
+      sha.update((byte) 0);
+    }
+    sha.update(("java " + javaVersion).getBytes(StandardCharsets.UTF_8));
+    return HexFormat.of().formatHex(sha.digest(), 0, 6);
+  }
+
+  /** The fingerprint for this JVM's runtime. */
+  public static String of(Path lib) throws IOException {
+    return of(lib, System.getProperty("java.runtime.version"));
+  }
+}
