@@ -167,7 +167,7 @@ node_start() {
   env -i PATH="$PATH" LC_ALL=C CSI_NODE_NAME=vm-node AWS_REGION=us-east-1 \
     AWS_EC2_METADATA_DISABLED=true AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:9 \
     EFS_CSI_JAVA_OPTS="-Xmx128m" \
-    "$DIST/bin/efs-csi" node --endpoint="unix://$N_DIR/csi.sock" --state-dir="$N_DIR/state" \
+    "${NODE_DIST:-$DIST}/bin/efs-csi" node --endpoint="unix://$N_DIR/csi.sock" --state-dir="$N_DIR/state" \
     --kubelet-root-dir="$VM" \
     --proxy-port-range="$ports" --proxy-cgroup=none --mount-target-port=$TLS_PORT "$@" \
     >>"$N_DIR/node.log" 2>&1 &
@@ -636,6 +636,146 @@ scenario_3() {
   fact proxies_alive_after "$alive"
   node_stop
   cp "$d/node.log" "$OUT/s3-node.log" 2>/dev/null
+}
+
+# ---- 12. a plugin upgrade from the previous release moves its proxies, a rollback adopts them ---
+# Two TLS volumes staged and published by the previous release's plugin ($DIST_PREV) under I/O;
+# this release's plugin replaces it (SIGTERM, as on a DaemonSet upgrade) and moves both proxies
+# to its own build on their ports, one at a time, while a poller connects to both ports every
+# 50 ms; then the previous release comes back (a rollback) and adopts the moved proxies.
+port_poller() { # stopfile log ports…: "<ms> refused <port>" lines, and a count of connects
+  python3 - "$@" <<'PY'
+import socket, sys, time
+stop, log, ports = sys.argv[1], sys.argv[2], [int(p) for p in sys.argv[3:]]
+import os
+n = 0
+with open(log, "a") as out:
+    while not os.path.exists(stop):
+        for p in ports:
+            s = socket.socket()
+            s.settimeout(2)
+            try:
+                s.connect(("127.0.0.1", p))
+                n += 1
+            except OSError as e:
+                out.write("%d refused %d %s\n" % (time.time() * 1000, p, e))
+                out.flush()
+            finally:
+                s.close()
+        time.sleep(0.05)
+    out.write("connects %d\n" % n)
+PY
+}
+
+record_builds() { # the proxyBuild of each record, sorted
+  sed -n 's/.*"proxyBuild": "\([0-9a-f]*\)".*/\1/p' "$N_DIR"/state/proxies/*.json 2>/dev/null | sort | paste -sd' '
+}
+
+scenario_12() {
+  local d=$VM/s12 vol=fs-12345678 sa=$VM/mnt/s12/staging-a sb=$VM/mnt/s12/staging-b
+  local ta=$VM/mnt/s12/pod-a tb=$VM/mnt/s12/pod-b http=127.0.0.1:18082
+  [ -x "$DIST_PREV/bin/efs-csi" ] || { say "no previous release at '$DIST_PREV'"; return 1; }
+  NODE_DIST=$DIST_PREV node_start "$d" 20140-20149 --http-endpoint=$http || return 1
+  ask "stage $vol $sa mounttargetip=127.0.0.1 cafile=$SHARED/srv.crt"
+  fact stage_a "$A"
+  ask "stage $vol $sb mounttargetip=127.0.0.2 cafile=$SHARED/srv.crt"
+  fact stage_b "$A"
+  ask "publish $vol $sa $ta"
+  fact publish_a "$A"
+  ask "publish $vol $sb $tb"
+  fact publish_b "$A"
+  local before ports
+  before=$(node_proxies)
+  fact proxies_before "$before"
+  fact builds_before "$(record_builds)"
+  ports=$(echo "$before" | tr ' ' '\n' | cut -d: -f1 | paste -sd' ')
+  io_loop "$ta" 8 "$d/a.io" "$d/stop" &
+  local l1=$!
+  io_loop "$tb" 8 "$d/b.io" "$d/stop" &
+  local l2=$!
+  write_loop "$ta" "$d/w.io" "$d/stop" &
+  local l3=$!
+  # shellcheck disable=SC2086
+  port_poller "$d/stop" "$d/poll.log" $ports &
+  local l4=$!
+  sleep 3
+  node_stop # the previous release's pod goes (SIGTERM); its proxies stay
+  local t_new
+  t_new=$(now_ms)
+  node_start "$d" 20140-20149 --http-endpoint=$http --proxy-upgrade-delay=5s \
+    --proxy-upgrade-interval=10s || { touch "$d/stop"; wait $l1 $l2 $l3 $l4; return 1; }
+  fact new_plugin_ready_ms $(($(now_ms) - t_new))
+  local i m=$d/metrics-moved
+  for i in $(seq 300); do
+    node_metrics $http "$m" >/dev/null
+    [ "$(metric "$m" efs_csi_proxy_upgrades)" = 2 ] && break
+    [ "$(metric "$m" efs_csi_proxy_upgrade_failures)" -gt 0 ] 2>/dev/null && break
+    sleep 1
+  done
+  local t_moved
+  t_moved=$(now_ms)
+  fact moved_after_ms $((t_moved - t_new))
+  sleep 10 # I/O on the moved proxies
+  touch "$d/stop"
+  wait $l1 $l2 $l3 $l4
+  fact upgrades "$(metric "$m" efs_csi_proxy_upgrades)"
+  fact upgrade_failures "$(metric "$m" efs_csi_proxy_upgrade_failures)"
+  fact upgrade_skips "$(metric "$m" efs_csi_proxy_upgrade_skips)"
+  fact stale "$(metric "$m" efs_csi_proxies_stale)"
+  fact adopted "$(metric "$m" efs_csi_proxy_adopted)"
+  fact restarts "$(metric "$m" efs_csi_proxy_restarts)"
+  fact health_restarts "$(metric "$m" efs_csi_proxy_health_restarts)"
+  fact launches "$(metric "$m" efs_csi_proxy_launches)"
+  local after
+  after=$(node_proxies)
+  fact proxies_after "$after"
+  fact builds_after "$(record_builds)"
+  fact ports_after "$(echo "$after" | tr ' ' '\n' | cut -d: -f1 | paste -sd' ')"
+  fact ports_before "$ports"
+  local pid alive=0
+  for pid in $(echo "$before" | tr ' ' '\n' | cut -d: -f2); do [ -d /proc/$pid ] && alive=$((alive + 1)); done
+  fact old_proxies_alive "$alive"
+  fact moved_log "$(grep -c 'moved proxy for port' "$d/node.log")"
+  grep 'moved proxy for port' "$d/node.log" >>"$OUT/s12.log"
+  fact move_ms "$(grep -o 'in [0-9]* ms;' "$d/node.log" | tr -dc '0-9\n' | paste -sd' ')"
+  fact refused "$(grep -c ' refused ' "$d/poll.log")"
+  fact poll_connects "$(sed -n 's/^connects //p' "$d/poll.log")"
+  fact io_ok "$(cat "$d/a.io" "$d/b.io" | grep -c ' ok')"
+  fact io_err "$(cat "$d/a.io" "$d/b.io" "$d/w.io" | grep -c ' err')"
+  fact io_err_first "$(cat "$d/a.io" "$d/b.io" "$d/w.io" | grep ' err' | head -1)"
+  fact io_ok_during_moves "$(cat "$d/a.io" "$d/b.io" | awk -v a="$t_new" -v b="$t_moved" '$1 > a && $1 <= b && $2 == "ok"' | wc -l)"
+  fact io_ok_after_moves "$(cat "$d/a.io" "$d/b.io" | awk -v a="$t_moved" '$1 > a && $2 == "ok"' | wc -l)"
+  fact write_max_ms "$(awk '$2 == "ok" && $3 > m { m = $3 } END { printf "%d", m }' "$d/w.io")"
+  fact write_count "$(grep -c ' ok ' "$d/w.io")"
+  fact leftover_files "$(find "$d/state/proxies" -name '*.next.*' -o -name '*.corrupt-*' | wc -l)"
+  fact nfs_connects "$(node_metrics $http "$d/metrics-end" >/dev/null; grep '^efs_csi_nfs_connects_total{' "$d/metrics-end" | awk '{ print $2 }' | paste -sd' ')"
+  node_stop
+  cp "$d/node.log" "$OUT/s12-node.log" 2>/dev/null
+  # the rollback: the previous release adopts what this one moved and wrote
+  NODE_DIST=$DIST_PREV node_start "$d" 20140-20149 --http-endpoint=$http || return 1
+  m=$d/metrics-rollback
+  node_metrics $http "$m" >/dev/null
+  fact rollback_adopted "$(metric "$m" efs_csi_proxy_adopted)"
+  fact rollback_launches "$(metric "$m" efs_csi_proxy_launches)"
+  fact rollback_restarts "$(metric "$m" efs_csi_proxy_restarts)"
+  fact rollback_proxies "$(node_proxies)"
+  fact rollback_corrupt "$(find "$d/state/proxies" -name '*.corrupt-*' | wc -l)"
+  ask "unpublish $vol $ta"
+  fact unpublish_a "$A"
+  ask "unpublish $vol $tb"
+  fact unpublish_b "$A"
+  ask "unstage $vol $sa"
+  fact unstage_a "$A"
+  ask "unstage $vol $sb"
+  fact unstage_b "$A"
+  fact mounts_after "$(awk -v p="$VM/mnt/s12/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
+  fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  sleep 0.5
+  alive=0
+  for pid in $(echo "$after" | tr ' ' '\n' | cut -d: -f2); do [ -d /proc/$pid ] && alive=$((alive + 1)); done
+  fact proxies_alive_after "$alive"
+  node_stop
+  cp "$d/node.log" "$OUT/s12-rollback-node.log" 2>/dev/null
 }
 
 # ---- 4. an orphaned mount: lazily unmounted before its port is handed out again ---------------

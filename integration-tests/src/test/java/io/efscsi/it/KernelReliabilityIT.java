@@ -189,6 +189,60 @@ class KernelReliabilityIT extends KernelVmFixture {
   }
 
   @Test
+  void s12_proxiesOfThePreviousReleaseMoveToThisOneUnderIoAndItAdoptsThemBack() throws Exception {
+    Facts f = facts("s12");
+    f.all("ok staged", "stage_a", "stage_b");
+    f.all("ok published", "publish_a", "publish_b");
+    String before = f.get("proxies_before");
+    f.that(before.matches("\\d+:\\d+:alive \\d+:\\d+:alive"), "two live proxies: " + before);
+    f.eq("builds_before", ""); // the previous release records no build
+    f.eq("upgrades", "2");
+    f.zeros(
+        "upgrade_failures", "upgrade_skips", "stale", "restarts", "health_restarts", "launches");
+    f.eq("adopted", "2");
+    String after = f.get("proxies_after");
+    f.that(after.matches("\\d+:\\d+:alive \\d+:\\d+:alive"), "two live proxies: " + after);
+    f.eq("ports_after", f.get("ports_before"));
+    f.that(
+        java.util.Collections.disjoint(
+            List.of(before.replaceAll(":alive", "").split(" ")),
+            List.of(after.replaceAll(":alive", "").split(" "))),
+        "new processes on the same ports: " + before + " -> " + after);
+    String builds = f.get("builds_after");
+    f.that(builds.matches("([0-9a-f]{12}) \\1"), "both records carry this build: " + builds);
+    f.eq("old_proxies_alive", "0");
+    f.eq("moved_log", "2");
+    f.eq("refused", "0");
+    f.that(f.num("poll_connects") > 100, "the poller connected throughout");
+    f.eq("io_err", "0");
+    f.that(f.num("io_ok_during_moves") > 0, "I/O completed while the proxies moved");
+    f.that(f.num("io_ok_after_moves") > 0, "I/O through the moved proxies");
+    f.eq("leftover_files", "0");
+    f.eq("rollback_adopted", "2");
+    f.zeros("rollback_launches", "rollback_restarts", "rollback_corrupt");
+    f.eq("rollback_proxies", after); // the previous release adopted the moved processes
+    f.all("ok unpublished", "unpublish_a", "unpublish_b");
+    f.all("ok unstaged", "unstage_a", "unstage_b");
+    f.zeros("mounts_after", "records_after", "proxies_alive_after");
+    figure(
+        "12. plugin upgrade from the previous release under I/O, then a rollback",
+        ("two TLS volumes of the previous release's plugin under fsync'd I/O; this release's"
+                + " plugin moved both proxies to its build on their ports, one at a time (moves of"
+                + " %s ms, both done %d ms after its start): %d connects by a 50 ms poller, 0"
+                + " refused; %d writes completed during the moves, 0 I/O errors, slowest 4 KiB"
+                + " fsync'd write %d ms; restarts=0; the previous release, started again,"
+                + " adopted the moved proxies (adopted=2, launches=0) and unstaged them cleanly")
+            .formatted(
+                f.get("move_ms"),
+                f.num("moved_after_ms"),
+                f.num("poll_connects"),
+                f.num("io_ok_during_moves"),
+                f.num("write_max_ms")),
+        "proxies (stunnel) run in the plugin container and die with it on every upgrade; the"
+            + " kernel's mounts stall until the new container's watchdog starts new ones");
+  }
+
+  @Test
   void s4_anOrphanedMountIsLazilyUnmountedBeforeItsPortIsReused() throws Exception {
     Facts f = facts("s4");
     f.eq("mount_rc", "0");

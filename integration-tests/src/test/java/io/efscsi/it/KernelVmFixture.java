@@ -69,7 +69,7 @@ abstract class KernelVmFixture {
         script,
         """
         #!/bin/bash
-        export OUT='%s' SHARED='%s' JAVA='%s' CP='%s' DIST='%s'
+        export OUT='%s' SHARED='%s' JAVA='%s' CP='%s' DIST='%s' DIST_PREV='%s'
         export SCENARIOS='%s' S2_MEMORY_MIB=%d S6_REFUSED_S=%d S6_STALLED_S=%d
         exec bash '%s'
         """
@@ -79,6 +79,7 @@ abstract class KernelVmFixture {
                 Path.of(System.getProperty("java.home"), "bin", "java"),
                 testClasses,
                 PackagedDriver.distDir().toAbsolutePath(),
+                SCENARIOS.contains("12") ? PackagedDriver.previousDistDir().toAbsolutePath() : "",
                 SCENARIOS,
                 S2_MEMORY_MIB,
                 S6_REFUSED_S,
@@ -113,7 +114,7 @@ abstract class KernelVmFixture {
 
   /** The scenarios this boot runs ({@code -Defscsi.vm.scenarios}, all by default). */
   static final String SCENARIOS =
-      System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6 8 9 10 11");
+      System.getProperty("efscsi.vm.scenarios", "1 5 7 4 3 2 6 8 9 10 11 12");
 
   /**
    * The scenario's facts, with its log attached to any failure; a scenario left out of {@code

@@ -21,6 +21,33 @@ import java.util.concurrent.TimeUnit;
  */
 final class PackagedDriver implements AutoCloseable {
 
+  /**
+   * The previous release's distribution (integration-tests/previous-release.properties): the
+   * directory scripts/test exports as {@code EFSCSI_PREVIOUS_DIST}, or, when a test runs on its
+   * own, what {@code scripts/previous-release} builds (once per machine). Never skipped: a missing
+   * previous release fails the test.
+   */
+  static Path previousDistDir() throws IOException, InterruptedException {
+    String env = System.getenv("EFSCSI_PREVIOUS_DIST");
+    if (env != null && !env.isBlank()) {
+      return Path.of(env);
+    }
+    Path repo = distDir().resolve("../../..").normalize();
+    Process p =
+        new ProcessBuilder(repo.resolve("scripts/previous-release").toString())
+            .directory(repo.toFile())
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+            .strip();
+    if (p.waitFor() != 0 || out.isEmpty()) {
+      throw new IllegalStateException(
+          "scripts/previous-release failed (exit " + p.exitValue() + ")");
+    }
+    return Path.of(out);
+  }
+
   static Path distDir() {
     String dir = System.getProperty("efscsi.dist.dir");
     if (dir == null) {

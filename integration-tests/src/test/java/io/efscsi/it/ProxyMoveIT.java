@@ -129,14 +129,101 @@ class ProxyMoveIT extends SupervisorFixture {
     }
   }
 
+  private Path proxies() {
+    return dir.resolve("proxies");
+  }
+
   private ProxyRecord record(int port) throws IOException {
-    return ProxyRecord.fromJson(Files.readString(dir.resolve("proxy-" + port + ".json")));
+    return ProxyRecord.fromJson(Files.readString(proxies().resolve("proxy-" + port + ".json")));
   }
 
   private Map<?, ?> proxyStatus(int port) throws IOException {
     return (Map<?, ?>)
         io.efscsi.proxy.json.Json.parse(
-            NfsLab.control(dir.resolve("proxy-" + port + ".sock").toString(), "status"));
+            NfsLab.control(proxies().resolve("proxy-" + port + ".sock").toString(), "status"));
+  }
+
+  @Test
+  void aProxyOfThePreviousReleaseMovesToThisOneAndThatReleaseStillReadsTheState() throws Exception {
+    Path previous = PackagedDriver.previousDistDir();
+    Path current = PackagedDriver.distDir();
+    String range = freeRange(4);
+    Host first = host("--ports", range, "--home", previous.toString());
+    int port = first.ensure("fs-prev", lab.nfsPort, "s1");
+    writeMountinfo(List.of(port));
+    long oldPid = first.status().getFirst().pid();
+    assertEquals(null, proxyStatus(port).get("build"), "the previous release's proxy has no build");
+    first.quit();
+
+    Poller poller = new Poller(port);
+    Reader reader = new Reader(port);
+    Host second;
+    try (poller;
+        reader) {
+      Thread.sleep(300);
+      second =
+          host(
+              "--ports",
+              range,
+              "--home",
+              current.toString(),
+              "--upgrade",
+              "rolling",
+              "--upgrade-delay-ms",
+              "300");
+      await(
+          "the proxy moved",
+          Duration.ofSeconds(90),
+          () -> {
+            try {
+              return second.stats().contains("moves=1 ");
+            } catch (Exception e) {
+              throw new IllegalStateException(e);
+            }
+          });
+      long okAtMove = reader.ok.get();
+      await("a read after the move", Duration.ofSeconds(60), () -> reader.ok.get() > okAtMove);
+    }
+    System.out.printf(
+        "ProxyMoveIT previous->current: %d connects, %d refused; %d reads exact, %d failed %s;"
+            + " %s%n",
+        poller.connects.get(),
+        poller.refused.get(),
+        reader.ok.get(),
+        reader.errors.size(),
+        reader.errors,
+        second.stats());
+    assertEquals(0, poller.refused.get(), () -> "refused connects: " + poller.failures);
+    assertFalse(alive(oldPid), "the previous release's proxy (no drain command) was stopped");
+    Host.Status now = second.status().getFirst();
+    assertNotEquals(oldPid, now.pid());
+    assertEquals(ProxyBuild.of(current.resolve("lib/proxy")), proxyStatus(port).get("build"));
+    assertEquals(List.of(), reader.errors, "every read through the moving port was whole");
+    second.quit();
+
+    // a rollback: the previous release's own reader takes this build's records
+    Process status =
+        new ProcessBuilder(
+                previous.resolve("bin/efs-csi").toString(),
+                "status",
+                "--json",
+                "--state-dir",
+                dir.toString(),
+                "--mountinfo",
+                mountinfo.toString())
+            .redirectErrorStream(true)
+            .start();
+    String out = new String(status.getInputStream().readAllBytes());
+    assertEquals(0, status.waitFor(), out);
+    assertTrue(out.contains("\"pid\": " + now.pid()) || out.contains("\"pid\":" + now.pid()), out);
+    try (Stream<Path> files = Files.list(proxies())) {
+      assertEquals(
+          List.of(),
+          files.map(f -> f.getFileName().toString()).filter(n -> n.contains(".corrupt-")).toList(),
+          "the previous release set no record aside");
+    }
+    Host third = host("--ports", range, "--home", current.toString());
+    third.ask("stopall");
   }
 
   @Test
@@ -223,7 +310,7 @@ class ProxyMoveIT extends SupervisorFixture {
       assertEquals("inherited", st.get("listener"));
       assertEquals(Boolean.TRUE, st.get("serving"));
     }
-    try (Stream<Path> files = Files.list(dir)) {
+    try (Stream<Path> files = Files.list(proxies())) {
       List<String> left =
           files
               .map(f -> f.getFileName().toString())
