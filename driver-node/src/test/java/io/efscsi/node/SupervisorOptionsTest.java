@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.efscsi.common.config.FlagSet;
 import io.efscsi.common.config.Flags;
 import io.efscsi.common.config.UsageException;
+import io.efscsi.supervisor.SupervisorConfig;
 import io.efscsi.supervisor.cgroup.Limits;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,6 +33,22 @@ class SupervisorOptionsTest {
     assertEquals(Path.of("/var/run/efs-csi"), o.config().stateDir());
     assertEquals(Duration.ofSeconds(5), o.config().reconcileInterval());
     assertEquals(Duration.ofSeconds(60), o.config().mountGrace());
+    assertEquals(
+        new SupervisorConfig.Upgrades(true, Duration.ofSeconds(60), Duration.ofSeconds(10)),
+        o.config().upgrades());
+  }
+
+  @org.junit.jupiter.api.Test
+  void proxyUpgradesCanBePacedOrTurnedOff() throws UsageException {
+    SupervisorOptions o =
+        of(
+            Map.of(
+                "proxy-upgrade", "Never",
+                "proxy-upgrade-delay", "0s",
+                "proxy-upgrade-interval", "2m"));
+    assertEquals(
+        new SupervisorConfig.Upgrades(false, Duration.ZERO, Duration.ofMinutes(2)),
+        o.config().upgrades());
   }
 
   @org.junit.jupiter.api.Test
@@ -65,6 +82,8 @@ class SupervisorOptionsTest {
         "proxy-memory-limit|lots|invalid value 'lots' for flag '--proxy-memory-limit': expected a byte quantity such as 256Mi, 1Gi or 0",
         "proxy-pids-limit|3|invalid value '3' for flag '--proxy-pids-limit': expected 0 or 16-4096",
         "reconcile-interval|0s|invalid value '0s' for flag '--reconcile-interval': expected a duration greater than 0s",
+        "proxy-upgrade|sometimes|invalid value 'sometimes' for flag '--proxy-upgrade': expected rolling or never",
+        "proxy-upgrade-interval|0s|invalid value '0s' for flag '--proxy-upgrade-interval': expected a duration greater than 0s",
       })
   void badValuesNameTheFlag(String flag, String value, String message) {
     UsageException e = assertThrows(UsageException.class, () -> of(Map.of(flag, value)));

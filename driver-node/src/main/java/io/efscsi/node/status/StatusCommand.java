@@ -122,6 +122,7 @@ public final class StatusCommand {
       e.put("lastExit", p.lastExit().orElse(null));
       e.put("upstream", p.upstream());
       e.put("tls", p.tls());
+      e.put("build", p.build());
       e.put("users", new ArrayList<Object>(p.users()));
       e.put("mounts", new ArrayList<Object>(p.mounts()));
       e.put("proxy", new LinkedHashMap<String, Object>(p.counters()));
@@ -176,6 +177,9 @@ public final class StatusCommand {
               p.upstream(),
               p.tls(),
               p.cgroup().isEmpty() ? "-" : p.cgroup()));
+      if (!p.build().isEmpty()) {
+        sb.append("       build: ").append(p.build()).append('\n');
+      }
       p.lastExit().ifPresent(x -> sb.append("       last exit: ").append(x).append('\n'));
       p.error().ifPresent(x -> sb.append("       error: ").append(x).append('\n'));
       p.users().forEach(u -> sb.append("       user:  ").append(u).append('\n'));
