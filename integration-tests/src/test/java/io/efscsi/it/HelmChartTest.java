@@ -220,6 +220,42 @@ class HelmChartTest {
     }
   }
 
+  /** Rolling proxy upgrades are on by default and the values pace them or turn them off. */
+  @Test
+  void proxyUpgradesRollByDefaultAndCanBePacedOrTurnedOff() {
+    List<String> defaults =
+        args(
+            container(
+                one(render("defaults"), DaemonSet.class).getSpec().getTemplate().getSpec(),
+                "efs-plugin"));
+    assertTrue(
+        defaults.containsAll(
+            List.of(
+                "--proxy-upgrade=rolling",
+                "--proxy-upgrade-delay=60s",
+                "--proxy-upgrade-interval=10s")),
+        defaults::toString);
+    List<String> never =
+        args(
+            container(
+                one(
+                        render(
+                            "defaults",
+                            Map.of(
+                                "node.proxy.upgrade", "never",
+                                "node.proxy.upgradeInterval", "30s")),
+                        DaemonSet.class)
+                    .getSpec()
+                    .getTemplate()
+                    .getSpec(),
+                "efs-plugin"));
+    assertTrue(
+        never.containsAll(List.of("--proxy-upgrade=never", "--proxy-upgrade-interval=30s")),
+        never::toString);
+    String refused = refusal(Map.of("node.proxy.upgrade", "sometimes"));
+    assertTrue(refused.contains("/node/proxy/upgrade': value must be one of"), refused);
+  }
+
   /**
    * docs/migration.md paces a migration with {@code node.updateStrategy}: OnDelete renders (a
    * node's pod is replaced only when deleted), a RollingUpdate with its own rollingUpdate renders,

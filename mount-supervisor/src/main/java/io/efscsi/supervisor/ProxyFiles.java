@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,19 +38,30 @@ final class ProxyFiles {
     return dir.resolve(id + ".sock");
   }
 
-  /** The config of a successor starting in standby during a move ({@link ProxyMove}). */
-  Path nextConfig() {
-    return dir.resolve(id + ".next.properties");
+  /**
+   * The config of a successor starting in standby during a move ({@link ProxyMove}), named after
+   * its group ({@code <id>} or {@code <id>-b}, alternating): a proxy deletes its control socket's
+   * path when it exits, so the successor of one move must not use the path its predecessor (the
+   * successor of the move before) was started with.
+   */
+  Path nextConfig(String group) {
+    return dir.resolve(group + ".next.properties");
   }
 
-  /** The control socket of a successor until it is the proxy's own. */
-  Path nextControlSocket() {
-    return dir.resolve(id + ".next.sock");
+  /** The control socket of a successor until it is renamed to the proxy's own. */
+  Path nextControlSocket(String group) {
+    return dir.resolve(group + ".next.sock");
+  }
+
+  private Path[] nextFiles() {
+    return new Path[] {
+      nextConfig(id), nextControlSocket(id), nextConfig(id + "-b"), nextControlSocket(id + "-b")
+    };
   }
 
   /** Removes a successor's files (a move undone, or finished). */
   void deleteNext() {
-    for (Path p : new Path[] {nextConfig(), nextControlSocket()}) {
+    for (Path p : nextFiles()) {
       try {
         Files.deleteIfExists(p);
       } catch (IOException e) {
@@ -112,16 +125,10 @@ final class ProxyFiles {
 
   /** Removes every file of the proxy. */
   void delete() {
-    for (Path p :
-        new Path[] {
-          config(),
-          controlSocket(),
-          log(),
-          rotatedLog(),
-          lastExit(),
-          nextConfig(),
-          nextControlSocket()
-        }) {
+    List<Path> all =
+        new ArrayList<>(List.of(config(), controlSocket(), log(), rotatedLog(), lastExit()));
+    all.addAll(List.of(nextFiles()));
+    for (Path p : all) {
       try {
         Files.deleteIfExists(p);
       } catch (IOException e) {

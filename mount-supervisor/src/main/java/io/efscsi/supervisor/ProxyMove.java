@@ -138,8 +138,8 @@ final class ProxyMove {
       undo(s, next);
       return failed(e, began, old, from, connections);
     }
-    retire(s, old);
-    finish(s, start.placement());
+    retire(s, old, next);
+    finish(s, start.placement(), next);
     Duration took = Duration.ofNanos(System.nanoTime() - began);
     LOG.info(
         "moved proxy for port {} from build {} (pid {}) to {} (pid {}) in {} ms; {} kernel"
@@ -168,7 +168,8 @@ final class ProxyMove {
         connections);
   }
 
-  private record Successor(ProxyLauncher.Started started, long ticks, Placement placement) {}
+  private record Successor(
+      ProxyLauncher.Started started, long ticks, Placement placement, java.nio.file.Path socket) {}
 
   private static final class MoveFailed extends Exception {
     private static final long serialVersionUID = 1L;
@@ -184,9 +185,10 @@ final class ProxyMove {
   private Successor launch(Supervised s, Supervised.MoveStart start, ListenerHandover.Taken taken)
       throws MoveFailed {
     ProxyRecord old = start.record();
+    String group = successorGroup(old, start.placement());
     Placement placement;
     try {
-      placement = ctx.placer().place(successorGroup(old, start.placement()), ctx.config().limits());
+      placement = ctx.placer().place(group, ctx.config().limits());
     } catch (IOException | RuntimeException e) {
       throw new MoveFailed("cgroup", "cannot create the successor's group: " + e.getMessage());
     }
@@ -199,19 +201,21 @@ final class ProxyMove {
     ProxyFiles files = s.files();
     ProxyLauncher.Started started;
     try {
-      Files.deleteIfExists(files.nextControlSocket());
+      Files.deleteIfExists(files.nextControlSocket(group));
       Map<String, String> cfg = new HashMap<>(old.config());
-      cfg.put(ProxyConfig.Keys.CONTROL_SOCKET, files.nextControlSocket().toString());
-      ProxyConfig.fromMap(cfg).write(files.nextConfig());
+      cfg.put(ProxyConfig.Keys.CONTROL_SOCKET, files.nextControlSocket(group).toString());
+      ProxyConfig.fromMap(cfg).write(files.nextConfig(group));
       started =
-          ctx.launcher().startOnListener(files.nextConfig(), files.log(), placement, taken.fd());
+          ctx.launcher()
+              .startOnListener(files.nextConfig(group), files.log(), placement, taken.fd());
     } catch (IOException | RuntimeException e) {
       placement.remove();
       files.deleteNext();
       throw new MoveFailed("launch", "cannot start the successor: " + e.getMessage());
     }
     OptionalLong ticks = ctx.processes().startTicks(started.pid());
-    Successor next = new Successor(started, ticks.orElse(0), placement);
+    Successor next =
+        new Successor(started, ticks.orElse(0), placement, files.nextControlSocket(group));
     s.recordMove(
         start.generation(),
         new ProxyRecord.Move(
@@ -229,9 +233,16 @@ final class ProxyMove {
         : r.id() + "-b";
   }
 
+  /** The group name a successor placed as {@code cgroup} (its description) was given. */
+  static String groupOf(ProxyRecord r, String cgroup) {
+    return cgroup.endsWith(r.id() + "-b") || cgroup.contains(r.id() + "-b-")
+        ? r.id() + "-b"
+        : r.id();
+  }
+
   /** Standby answers with this build, its ping gets through, then it serves. */
   private void prove(Supervised s, Successor next) throws MoveFailed {
-    java.nio.file.Path socket = s.files().nextControlSocket();
+    java.nio.file.Path socket = next.socket();
     long deadline = System.nanoTime() + ctx.config().startTimeout().toNanos();
     Map<?, ?> status = null;
     while (status == null) {
@@ -294,7 +305,7 @@ final class ProxyMove {
    * connection with a FIN), or SIGTERM when it does not know the command; killed if it outlives
    * both.
    */
-  private void retire(Supervised s, ProxyRecord old) {
+  private void retire(Supervised s, ProxyRecord old, Successor next) {
     String answer;
     try {
       answer = ControlClient.ask(s.controlSocket(), "drain", ProxyHealth.CONTROL_TIMEOUT);
@@ -302,6 +313,14 @@ final class ProxyMove {
       answer = "error " + e.getMessage();
     }
     if (answer.startsWith("ok")) {
+      // the old proxy's gate may have stopped the shared socket (its upstream failed) between the
+      // successor's serve and this drain: serve again re-checks that it listens
+      try {
+        ControlClient.ask(next.socket(), "serve", ProxyHealth.CONTROL_TIMEOUT);
+      } catch (IOException e) {
+        LOG.warn(
+            "proxy for port {}: a second serve was not answered: {}", s.port(), e.getMessage());
+      }
       long deadline = System.nanoTime() + DRAIN_WAIT.toNanos();
       while (System.nanoTime() < deadline && ctx.processes().alive(old.pid(), old.startTicks())) {
         sleep(Duration.ofMillis(20));
@@ -313,11 +332,11 @@ final class ProxyMove {
   }
 
   /** The successor's socket becomes the proxy's own; the old group and the move's files go. */
-  private void finish(Supervised s, Placement oldPlacement) {
+  private void finish(Supervised s, Placement oldPlacement, Successor next) {
     ProxyFiles files = s.files();
     try {
       Files.move(
-          files.nextControlSocket(),
+          next.socket(),
           files.controlSocket(),
           StandardCopyOption.REPLACE_EXISTING,
           StandardCopyOption.ATOMIC_MOVE);
@@ -362,10 +381,11 @@ final class ProxyMove {
       ctx.processes().terminate(m.pid(), m.startTicks(), ctx.config().stopTimeout());
       Adoption.killAll(group, ctx.processes(), "old group of port " + r.port());
       group.remove();
+      java.nio.file.Path socket = files.nextControlSocket(groupOf(r, r.cgroup()));
       try {
-        if (Files.exists(files.nextControlSocket())) {
+        if (Files.exists(socket)) {
           Files.move(
-              files.nextControlSocket(),
+              socket,
               files.controlSocket(),
               StandardCopyOption.REPLACE_EXISTING,
               StandardCopyOption.ATOMIC_MOVE);
