@@ -237,9 +237,9 @@ public final class ProxyServer implements AutoCloseable {
       control.close();
     }
     if (gate != null) {
-      gate.close();
+      gate.detach();
     }
-    listener.close().syncUninterruptibly();
+    listener.close().syncUninterruptibly(); // close(2) only: a handed-over socket keeps listening
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     log.info("proxy on 127.0.0.1:{} stopped", config.listenPort());
   }
