@@ -16,9 +16,10 @@ import org.slf4j.LoggerFactory;
  * The proxy's part in a rolling upgrade, where a proxy of the new release takes over the port of a
  * running one. The supervisor duplicates the running proxy's listening socket into the new proxy,
  * which starts in <em>standby</em>: it accepts nothing (the kernel queues connections in the
- * socket's backlog) until {@code serve}. The old proxy is then stopped; closing it closes only its
- * own descriptor of the socket (close(2), never shutdown(2)), so the socket keeps listening through
- * the new proxy's descriptor. A proxy that bound the port itself serves from the start.
+ * socket's backlog) until {@code serve}. The old proxy is then told {@code drain}: it closes its
+ * own descriptor of the socket (close(2) only, so the socket keeps listening through the new
+ * proxy's descriptor), relays the replies its kernel connections still wait for, ends them with a
+ * FIN and exits. A proxy that bound the port itself serves from the start.
  *
  * <p>Everything runs on the listener's event loop; the state is also read by {@code status}.
  */
@@ -26,33 +27,40 @@ final class Handover {
 
   private static final Logger log = LoggerFactory.getLogger(Handover.class);
 
+  /** The longest a draining proxy waits for the replies its kernel connections are due. */
+  static final long DRAIN_MILLIS = 2_000;
+
   private enum State {
     STANDBY,
-    SERVING
+    SERVING,
+    DRAINING
   }
 
   private final EpollServerSocketChannel listener;
   private final EventLoop loop;
   private final int backlog;
   private final ListenerGate gate;
+  private final Sessions sessions;
   private final Consumer<ProxyServer.Stop> stop;
   private volatile State state;
   private ScheduledFuture<?> standbyTimer;
 
   /**
    * @param serving false for a proxy on an inherited listener, which waits for {@code serve}
-   * @param stop told when its standby ran out
+   * @param stop told when the proxy has drained or its standby ran out
    */
   Handover(
       EpollServerSocketChannel listener,
       int backlog,
       ListenerGate gate,
+      Sessions sessions,
       boolean serving,
       Consumer<ProxyServer.Stop> stop) {
     this.listener = listener;
     this.loop = listener.eventLoop();
     this.backlog = backlog;
     this.gate = gate;
+    this.sessions = sessions;
     this.state = serving ? State.SERVING : State.STANDBY;
     this.stop = stop;
   }
@@ -80,9 +88,13 @@ final class Handover {
     });
   }
 
-  /** Whether the proxy accepts the port's connections (false in standby). */
+  /** Whether the proxy accepts the port's connections (false in standby and while draining). */
   boolean serving() {
     return state == State.SERVING;
+  }
+
+  boolean draining() {
+    return state == State.DRAINING;
   }
 
   /**
@@ -92,6 +104,9 @@ final class Handover {
    */
   Future<String> serve() {
     return onLoop(() -> {
+      if (state == State.DRAINING) {
+        return "error draining: this proxy has handed its port over and will not serve again";
+      }
       if (!listener.isOpen()) {
         return "error the listener is closed";
       }
@@ -116,6 +131,40 @@ final class Handover {
         log.info("serving {}", where());
       }
       return "ok serving";
+    });
+  }
+
+  /**
+   * {@code drain}: answers {@code ok draining <n>} (n live kernel connections), then closes this
+   * process's descriptor of the listening socket (never {@code shutdown(2)}: the socket keeps
+   * listening for the other holders), lets each kernel connection get the replies it is due for up
+   * to {@link #DRAIN_MILLIS}, ends it with a FIN, and tells {@code stop} {@link
+   * ProxyServer.Stop#DRAINED} once all are closed. A second {@code drain} only answers.
+   */
+  Future<String> drain() {
+    return onLoop(() -> {
+      int live = sessions.size();
+      if (state == State.DRAINING) {
+        return "ok draining " + live;
+      }
+      state = State.DRAINING;
+      cancelStandby();
+      gate.detach();
+      String where = where();
+      int fd = ListenerSocket.fd(listener);
+      listener.close();
+      log.info(
+          "draining: closed fd {} of {} (the socket keeps listening for its other holders); {}"
+              + " kernel connections get their replies for up to {} ms",
+          fd,
+          where,
+          live,
+          DRAIN_MILLIS);
+      sessions
+          .drain(loop, DRAIN_MILLIS)
+          // after this task, so that the answer is written before the process stops
+          .addListener(f -> loop.execute(() -> stop.accept(ProxyServer.Stop.DRAINED)));
+      return "ok draining " + live;
     });
   }
 

@@ -17,10 +17,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code efs-csi proxy --config <file>}: one per-mount proxy process. Exit codes tell the
- * supervisor what happened: 0 stopped by SIGTERM, or an inherited listener never served (standby
- * ran out), 2 bad command line, 10 the port could not be bound or the inherited listener is
- * unusable (never mount onto it), 11 bad config or environment ({@link ProxyEnv}), 12 unusable TLS
- * material, 13 the port could not listen again after an outage.
+ * supervisor what happened: 0 stopped by SIGTERM, drained, or an inherited listener never served
+ * (standby ran out), 2 bad command line, 10 the port could not be bound or the inherited listener
+ * is unusable (never mount onto it), 11 bad config or environment ({@link ProxyEnv}), 12 unusable
+ * TLS material, 13 the port could not listen again after an outage.
  */
 public final class ProxyMain {
 
@@ -149,7 +149,7 @@ public final class ProxyMain {
     }
     return switch (why) {
       case LISTEN_LOST -> EXIT_LISTEN_LOST;
-      case STANDBY_EXPIRED -> 0;
+      case DRAINED, STANDBY_EXPIRED -> 0;
     };
   }
 

@@ -63,6 +63,8 @@ public final class ProxyServer implements AutoCloseable {
   public enum Stop {
     /** The port stopped listening during an upstream outage and could not listen again. */
     LISTEN_LOST,
+    /** Told {@code drain}: its kernel connections are closed, another proxy serves the port. */
+    DRAINED,
     /** On an inherited listener, not told {@code serve} in time. */
     STANDBY_EXPIRED
   }
@@ -127,6 +129,7 @@ public final class ProxyServer implements AutoCloseable {
         .putLong(id.getLeastSignificantBits());
     UpstreamConnector connector = new UpstreamConnector(config, tls, metrics, identifier);
     UpstreamOutage outage = UpstreamOutage.standard();
+    Sessions sessions = new Sessions();
     ServerBootstrap b =
         new ServerBootstrap()
             .group(group)
@@ -147,7 +150,8 @@ public final class ProxyServer implements AutoCloseable {
                                 metrics,
                                 config.maxConnections(),
                                 config.scaleUpThreshold(),
-                                outage));
+                                outage,
+                                sessions));
                   }
                 });
     EpollServerSocketChannel listener;
@@ -172,7 +176,7 @@ public final class ProxyServer implements AutoCloseable {
             });
     outage.whenDown(server.gate::upstreamDown);
     boolean inherited = env.listenFd().isPresent();
-    server.handover = new Handover(listener, BACKLOG, server.gate, !inherited, onStop);
+    server.handover = new Handover(listener, BACKLOG, server.gate, sessions, !inherited, onStop);
     if (inherited) {
       server.handover.expireStandby(env.standbyTimeout());
     }
@@ -198,6 +202,11 @@ public final class ProxyServer implements AutoCloseable {
                 @Override
                 public Future<String> serve() {
                   return server.handover.serve();
+                }
+
+                @Override
+                public Future<String> drain() {
+                  return server.handover.drain();
                 }
               });
       return server;
@@ -284,6 +293,7 @@ public final class ProxyServer implements AutoCloseable {
     m.put("build", env.build());
     m.put("listener", env.listenFd().isPresent() ? "inherited" : "bound");
     m.put("serving", handover.serving());
+    m.put("draining", handover.draining());
     m.put("upstream", config.upstreamHost() + ":" + config.upstreamPort());
     m.put("tls", config.tls() ? tls.provider() : "off");
     m.put("bind", config.bind().name());

@@ -79,6 +79,7 @@ class InheritedListenerTest {
         assertTrue(status.contains("\"listener\":\"inherited\""), status);
         assertTrue(status.contains("\"accepting\":true"), "an existing field kept: " + status);
         assertTrue(status.contains("\"serving\":false"), status);
+        assertTrue(status.contains("\"draining\":false"), status);
         assertTrue(Control.ask(control, "ping").startsWith("ok "), "the control socket works");
         try (java.net.Socket c = new java.net.Socket(InetAddress.getLoopbackAddress(), port)) {
           // connected: the kernel completed the handshake into the socket's backlog

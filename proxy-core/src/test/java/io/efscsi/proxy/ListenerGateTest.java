@@ -82,14 +82,14 @@ class ListenerGateTest {
     gate.upstreamDown();
     settle();
     assertFalse(gate.refusing());
-    assertTrue(Fds.listening(listener.fd().intValue()));
+    assertTrue(Fds.listening(ListenerSocket.fd(listener)));
     assertFalse(RefusingPortTest.refused(port));
   }
 
   @Test
   void aGateDetachedWhileRefusingNeverListensAgain() throws Exception {
     int port = start();
-    int fd = listener.fd().intValue();
+    int fd = ListenerSocket.fd(listener);
     listener.eventLoop().submit(() -> gate.upstreamDown()).sync();
     RefusingPortTest.await("refusing", gate::refusing);
     assertTrue(RefusingPortTest.refused(port));
@@ -109,7 +109,7 @@ class ListenerGateTest {
     gate.upstreamDown();
     RefusingPortTest.await("refusing", gate::refusing);
     RefusingPortTest.await("listening again", () -> !gate.refusing());
-    assertTrue(Fds.listening(listener.fd().intValue()));
+    assertTrue(Fds.listening(ListenerSocket.fd(listener)));
     assertFalse(RefusingPortTest.refused(port));
     assertTrue(probes.get() >= 1);
   }

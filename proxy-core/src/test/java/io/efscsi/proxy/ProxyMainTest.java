@@ -68,8 +68,9 @@ class ProxyMainTest {
   }
 
   @Test
-  void aStandbyRunOutIsAnOrdinaryExit() {
+  void drainedAndStandbyRunOutAreOrdinaryExits() {
     assertEquals(0, ProxyMain.exitCode(null), "SIGTERM");
+    assertEquals(0, ProxyMain.exitCode(ProxyServer.Stop.DRAINED));
     assertEquals(0, ProxyMain.exitCode(ProxyServer.Stop.STANDBY_EXPIRED));
     assertEquals(ProxyMain.EXIT_LISTEN_LOST, ProxyMain.exitCode(ProxyServer.Stop.LISTEN_LOST));
   }

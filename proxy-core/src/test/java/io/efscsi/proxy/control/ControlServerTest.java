@@ -57,6 +57,12 @@ class ControlServerTest {
             called.add("serve");
             return group.next().newSucceededFuture("ok serving");
           }
+
+          @Override
+          public Future<String> drain() {
+            called.add("drain");
+            return group.next().newFailedFuture(new IllegalStateException("cannot drain now"));
+          }
         });
   }
 
@@ -76,16 +82,16 @@ class ControlServerTest {
   }
 
   @Test
-  void serveReachesTheProxyAndAnUnknownCommandListsAllThree() throws Exception {
+  void serveAndDrainReachTheProxyAndAnUnknownCommandListsAllFour() throws Exception {
     Path path = dir.resolve("p.sock");
     ControlServer server = start(path);
     try {
-      assertEquals(List.of("ok serving"), ask(path, "serve"));
+      assertEquals(List.of("ok serving", "error cannot drain now"), ask(path, "serve", "drain"));
       assertEquals(List.of("{}", "ok 1.0"), ask(path, " status ", "ping"));
       assertEquals(
-          List.of("error unknown command 'restart'; commands: status, ping, serve"),
+          List.of("error unknown command 'restart'; commands: status, ping, serve, drain"),
           ask(path, "restart"));
-      assertEquals(List.of("serve", "status", "ping"), called);
+      assertEquals(List.of("serve", "drain", "status", "ping"), called);
     } finally {
       server.close();
     }
