@@ -216,6 +216,28 @@ class InheritedListenerTest {
     }
   }
 
+  /** The supervisor gives up a handover: the proxy in standby drains at once, the socket stays. */
+  @Test
+  void aStandbyToldToDrainExitsAndLeavesTheSocketListening() throws Throwable {
+    int port = ClientCloseTest.freePort();
+    Path control = dir.resolve("new.sock");
+    Socket owner = Fds.socket(port, true);
+    int dup = Fds.dup(owner.intValue());
+    try {
+      ProxyServer p = inherited(dup, port, 1, control, Duration.ofMinutes(1));
+      try {
+        assertEquals("ok draining 0", Control.ask(control, "drain"));
+        RefusingPortTest.await("drained", () -> !stops.isEmpty());
+        assertEquals(List.of(ProxyServer.Stop.DRAINED), stops);
+      } finally {
+        p.close();
+      }
+      assertTrue(Fds.listening(owner.intValue()));
+    } finally {
+      owner.close();
+    }
+  }
+
   @Test
   void aDescriptorThatIsNotTheListenerIsRefusedLikeABindFailure() throws Throwable {
     Epoll.ensureAvailability();
