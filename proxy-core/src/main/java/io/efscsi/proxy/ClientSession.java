@@ -1,5 +1,6 @@
 package io.efscsi.proxy;
 
+import io.efscsi.proxy.rpc.OutstandingCalls;
 import io.efscsi.proxy.rpc.PartitionBinding;
 import io.efscsi.proxy.rpc.RecordChunk;
 import io.netty.buffer.Unpooled;
@@ -25,10 +26,12 @@ import org.slf4j.LoggerFactory;
  * watermarks), and an upstream is read only while the client can take more, so a backlog flushed by
  * the kernel after an outage waits in socket buffers, not in this process.
  *
- * <p>Over 400 lines because steering, scale-up, the reply interleaving and backpressure are one
- * state machine over the same fields (the upstreams, the one that owns the reply stream, the paused
- * flags), changed on one event loop without locks; the framing ({@code RecordFramer}), the upstream
- * side ({@link UpstreamHandler}) and connecting ({@link UpstreamConnector}) already live apart.
+ * <p>Over 400 lines because steering, scale-up, the reply interleaving, backpressure and draining
+ * are one state machine over the same fields (the upstreams, the one that owns the reply stream,
+ * the paused, closing and draining flags), changed on one event loop without locks; the framing
+ * ({@code RecordFramer}), counting the replies due ({@code OutstandingCalls}), the upstream side
+ * ({@link UpstreamHandler}), connecting ({@link UpstreamConnector}) and the set of sessions ({@link
+ * Sessions}) already live apart.
  */
 final class ClientSession extends ChannelInboundHandlerAdapter {
 
@@ -69,7 +72,10 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   private long scaleUpNotBefore;
   private long bytes;
   private boolean closing;
+  private boolean draining;
+  private final OutstandingCalls calls = new OutstandingCalls();
   private UpstreamOutage outage = UpstreamOutage.standard();
+  private Sessions sessions = new Sessions();
 
   /**
    * @param maxConnections upper bound on upstream connections (the server's limit applies too)
@@ -84,9 +90,11 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
       ProxyMetrics metrics,
       int maxConnections,
       long threshold,
-      UpstreamOutage outage) {
+      UpstreamOutage outage,
+      Sessions sessions) {
     this(connector, metrics, maxConnections, threshold, System::nanoTime);
     this.outage = outage;
+    this.sessions = sessions;
   }
 
   ClientSession(
@@ -107,6 +115,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     client = ctx.channel();
     metrics.clientConnections.increment();
     metrics.activeClients.incrementAndGet();
+    sessions.opened(this);
     connector
         .connect(client.eventLoop(), incarnation)
         .addListener(f -> {
@@ -118,7 +127,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
           }
           outage.succeeded();
           UpstreamConnector.Upstream up = (UpstreamConnector.Upstream) f.getNow();
-          if (!client.isActive()) {
+          if (!client.isActive() || closing) {
             up.channel().close();
             return;
           }
@@ -149,8 +158,8 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     RecordChunk chunk = (RecordChunk) msg;
-    if (closing || upstreams.isEmpty()) {
-      chunk.release();
+    if (closing || draining || upstreams.isEmpty()) {
+      chunk.release(); // a draining session sends nothing more; the kernel resends on reconnect
       return;
     }
     if (chunk.start() || target == null) {
@@ -162,6 +171,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     if (chunk.end()) {
       metrics.recordsToServer.increment();
     }
+    calls.sent(chunk);
     target.channel.write(chunk.content(), target.channel.voidPromise());
     target.dirty = true;
   }
@@ -170,6 +180,9 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   public void channelReadComplete(ChannelHandlerContext ctx) {
     if (closing) {
       client.read();
+      return;
+    }
+    if (draining) {
       return;
     }
     boolean blocked = false;
@@ -206,7 +219,9 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     }
     clientPaused = false;
     metrics.pausedNanos.add(nanoTime.getAsLong() - pausedSince);
-    client.read();
+    if (!draining) {
+      client.read();
+    }
   }
 
   // ---- server -> client
@@ -227,8 +242,11 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     if (chunk.end()) {
       metrics.recordsToClient.increment();
     }
+    calls.relayed(chunk);
     client.write(chunk.content(), client.voidPromise());
-    if (replyOwner == null && !waitingToReply.isEmpty()) {
+    if (draining && chunk.end() && calls.outstanding() == 0) {
+      closeClient(); // the last reply due: flushed, then a FIN
+    } else if (replyOwner == null && !waitingToReply.isEmpty()) {
       client.eventLoop().execute(this::releaseWaiting);
     }
     return true;
@@ -275,6 +293,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     lastMeterNanos = now;
     int limit = Math.min(maxConnections, scaleUp.maxConnections());
     if (scaling
+        || draining
         || upstreams.size() != 1
         || limit <= 1
         || partition == null
@@ -343,6 +362,25 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
     return upstreams.size();
   }
 
+  // ---- drain: the proxy hands its port to another one and leaves
+
+  /**
+   * Stops reading the kernel's connection; once every call already passed upstream has its reply
+   * written back, ends the connection with a FIN ({@link #closeClient}). The kernel reconnects (to
+   * the proxy that serves the port now) and resends what got no reply. {@link Sessions} bounds the
+   * wait.
+   */
+  void drain() {
+    if (draining || closing) {
+      return;
+    }
+    draining = true;
+    log.debug("incarnation {}: draining, {} replies still due", incarnation, calls.outstanding());
+    if (calls.outstanding() == 0 || upstreams.isEmpty()) {
+      closeClient();
+    }
+  }
+
   // ---- teardown: any upstream lost ends the incarnation; the kernel reconnects
 
   private void upstreamClosed(UpstreamHandler h) {
@@ -358,6 +396,7 @@ final class ClientSession extends ChannelInboundHandlerAdapter {
   @Override
   public void channelInactive(ChannelHandlerContext ctx) {
     metrics.activeClients.decrementAndGet();
+    sessions.closed(this);
     if (meter != null) {
       meter.cancel(false);
     }

@@ -29,6 +29,11 @@ import org.slf4j.LoggerFactory;
  * kernel's reconnects. The listener leaves the event loop while it refuses, so the loop never sees
  * it in its stopped state.
  *
+ * <p>{@code shutdown(2)} and {@code listen(2)} act on the socket, not on this process's descriptor:
+ * while another process holds the same listening socket (a rolling upgrade hands it from one proxy
+ * to the next), they stop and start it for both. So a proxy that hands its port over {@link
+ * #detach}es its gate first.
+ *
  * <p>If refusing is impossible (the call fails), the proxy keeps the old behaviour and says so
  * once. If listening again fails {@link #MAX_RELISTEN_FAILURES} times running, {@code giveUp} runs:
  * the process exits and its supervisor starts a new one on the port.
@@ -89,9 +94,18 @@ final class ListenerGate {
     return refusals;
   }
 
-  /** Stops probing; the listener is closed by its owner. */
-  void close() {
-    loop.execute(() -> closed = true);
+  /**
+   * Closes the gate for good: no probe, and never again {@code shutdown(2)} or {@code listen(2)} on
+   * the listening socket, whose listen state may now belong to another process holding the same
+   * socket (a proxy handing its port over, or one closed by SIGTERM). Takes effect at once on the
+   * event loop, otherwise in a task queued on the loop. The listener is closed by its owner.
+   */
+  void detach() {
+    if (loop.inEventLoop()) {
+      closed = true;
+    } else {
+      loop.execute(() -> closed = true);
+    }
   }
 
   private void refuse() {
@@ -106,6 +120,9 @@ final class ListenerGate {
             log.warn("cannot take the listener off the event loop: {}", f.cause().toString());
             refusing = false;
             return;
+          }
+          if (closed) {
+            return; // detached meanwhile: the socket's listen state is not ours to change
           }
           try {
             ListenShutdown.stopListening(fd());

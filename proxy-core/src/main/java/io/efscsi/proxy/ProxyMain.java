@@ -1,6 +1,7 @@
 package io.efscsi.proxy;
 
 import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.proxy.config.ProxyEnv;
 import io.efscsi.proxy.tls.TlsContexts;
 import io.efscsi.proxy.util.Signals;
 import java.io.IOException;
@@ -8,6 +9,7 @@ import java.io.PrintStream;
 import java.nio.file.Path;
 import java.security.Security;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -15,8 +17,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code efs-csi proxy --config <file>}: one per-mount proxy process. Exit codes tell the
- * supervisor what happened: 0 stopped by SIGTERM, 2 bad command line, 10 the port could not be
- * bound (never mount onto it), 11 bad config, 12 unusable TLS material.
+ * supervisor what happened: 0 stopped by SIGTERM, drained, or an inherited listener never served
+ * (standby ran out), 2 bad command line, 10 the port could not be bound or the inherited listener
+ * is unusable (never mount onto it), 11 bad config or environment ({@link ProxyEnv}), 12 unusable
+ * TLS material, 13 the port could not listen again after an outage.
  */
 public final class ProxyMain {
 
@@ -33,10 +37,11 @@ public final class ProxyMain {
   private ProxyMain() {}
 
   public static void main(String[] args) {
-    System.exit(run(List.of(args), System.err));
+    System.exit(run(List.of(args), System.err, System.getenv()));
   }
 
-  static int run(List<String> args, PrintStream err) {
+  /** The process: {@code env} is its environment (tests pass a map). */
+  static int run(List<String> args, PrintStream err, Map<String, String> environment) {
     Path configFile = null;
     for (int i = 0; i < args.size(); i++) {
       String a = args.get(i);
@@ -61,6 +66,13 @@ public final class ProxyMain {
       err.println("efs-csi proxy: config " + configFile + ": " + e.getMessage());
       return EXIT_CONFIG;
     }
+    ProxyEnv env;
+    try {
+      env = ProxyEnv.fromMap(environment);
+    } catch (IllegalArgumentException e) {
+      err.println("efs-csi proxy: environment: " + e.getMessage());
+      return EXIT_CONFIG;
+    }
     // Mount target names are resolved again for every upstream connection; keep the JVM's cache
     // short.
     Security.setProperty("networkaddress.cache.ttl", "5");
@@ -74,16 +86,17 @@ public final class ProxyMain {
       }
     }
     CountDownLatch stop = new CountDownLatch(1);
-    java.util.concurrent.atomic.AtomicBoolean listenLost =
-        new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.atomic.AtomicReference<ProxyServer.Stop> why =
+        new java.util.concurrent.atomic.AtomicReference<>();
     ProxyServer server;
     try {
       server =
           ProxyServer.start(
               config,
+              env,
               tls,
-              () -> {
-                listenLost.set(true);
+              reason -> {
+                why.compareAndSet(null, reason);
                 stop.countDown();
               });
     } catch (ProxyServer.BindFailedException e) {
@@ -94,7 +107,14 @@ public final class ProxyMain {
       return EXIT_CONFIG;
     }
     log.info(
-        "proxy listening on 127.0.0.1:{} for {}:{} (tls {}, bind {})",
+        "proxy {} 127.0.0.1:{} for {}:{} (tls {}, bind {})",
+        env.listenFd().isPresent()
+            ? "in standby until serve (at most "
+                + env.standbyTimeout().toMillis()
+                + " ms) on inherited listener fd "
+                + env.listenFd().getAsInt()
+                + ","
+            : "listening on",
         config.listenPort(),
         config.upstreamHost(),
         config.upstreamPort(),
@@ -119,7 +139,18 @@ public final class ProxyMain {
       Thread.currentThread().interrupt();
     }
     server.close();
-    return listenLost.get() ? EXIT_LISTEN_LOST : 0;
+    return exitCode(why.get());
+  }
+
+  /** The exit code for a server that asked to stop ({@code null}: stopped by a signal). */
+  static int exitCode(ProxyServer.Stop why) {
+    if (why == null) {
+      return 0;
+    }
+    return switch (why) {
+      case LISTEN_LOST -> EXIT_LISTEN_LOST;
+      case DRAINED, STANDBY_EXPIRED -> 0;
+    };
   }
 
   private static void count(ProxyServer server, boolean reloaded) {

@@ -1,6 +1,7 @@
 package io.efscsi.proxy;
 
 import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.proxy.config.ProxyEnv;
 import io.efscsi.proxy.control.ControlServer;
 import io.efscsi.proxy.json.Json;
 import io.efscsi.proxy.rpc.RecordFramer;
@@ -20,12 +21,14 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The proxy's listener on 127.0.0.1:port and everything behind it, on one epoll event loop. Every
- * kernel connection (nconnect opens several) gets its own {@link ClientSession}.
+ * kernel connection (nconnect opens several) gets its own {@link ClientSession}. The listener is
+ * bound here, or inherited from the proxy it replaces ({@link Handover}).
  */
 public final class ProxyServer implements AutoCloseable {
 
@@ -56,24 +59,38 @@ public final class ProxyServer implements AutoCloseable {
     }
   }
 
+  /** Why a server asks its process to stop (besides SIGTERM). */
+  public enum Stop {
+    /** The port stopped listening during an upstream outage and could not listen again. */
+    LISTEN_LOST,
+    /** Told {@code drain}: its kernel connections are closed, another proxy serves the port. */
+    DRAINED,
+    /** On an inherited listener, not told {@code serve} in time. */
+    STANDBY_EXPIRED
+  }
+
   private final ProxyConfig config;
+  private final ProxyEnv env;
   private final EventLoopGroup group;
-  private final Channel listener;
+  private final EpollServerSocketChannel listener;
   private final ProxyMetrics metrics;
   private final UpstreamConnector connector;
   private final TlsContexts tls;
   private ControlServer control;
   private ListenerGate gate;
+  private Handover handover;
   private final long startedNanos = System.nanoTime();
 
   private ProxyServer(
       ProxyConfig config,
+      ProxyEnv env,
       EventLoopGroup group,
-      Channel listener,
+      EpollServerSocketChannel listener,
       ProxyMetrics metrics,
       UpstreamConnector connector,
       TlsContexts tls) {
     this.config = config;
+    this.env = env;
     this.group = group;
     this.listener = listener;
     this.metrics = metrics;
@@ -89,16 +106,20 @@ public final class ProxyServer implements AutoCloseable {
 
   /** Binds the port and the control socket. {@code tls} is null when encryption is off. */
   public static ProxyServer start(ProxyConfig config, TlsContexts tls) throws IOException {
-    return start(config, tls, () -> {});
+    return start(config, ProxyEnv.NONE, tls, stop -> {});
   }
 
   /**
-   * As {@link #start(ProxyConfig, TlsContexts)}; {@code onFatal} runs if the port stopped listening
-   * during an upstream outage and cannot listen again (the caller closes the server and exits, so
-   * that its supervisor starts a new one on the port).
+   * As {@link #start(ProxyConfig, TlsContexts)}, on the listener {@code env} hands over if it names
+   * one (in standby until {@code serve}). {@code onStop} is told when the server wants its process
+   * to stop: the caller closes the server and exits ({@link Stop#LISTEN_LOST}: so that its
+   * supervisor starts a new proxy on the port).
+   *
+   * @throws BindFailedException the port cannot be bound, or the inherited listener is not a TCP
+   *     socket listening on 127.0.0.1:listen.port
    */
-  public static ProxyServer start(ProxyConfig config, TlsContexts tls, Runnable onFatal)
-      throws IOException {
+  public static ProxyServer start(
+      ProxyConfig config, ProxyEnv env, TlsContexts tls, Consumer<Stop> onStop) throws IOException {
     EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
     ProxyMetrics metrics = new ProxyMetrics();
     UUID id = UUID.randomUUID();
@@ -108,12 +129,10 @@ public final class ProxyServer implements AutoCloseable {
         .putLong(id.getLeastSignificantBits());
     UpstreamConnector connector = new UpstreamConnector(config, tls, metrics, identifier);
     UpstreamOutage outage = UpstreamOutage.standard();
+    Sessions sessions = new Sessions();
     ServerBootstrap b =
         new ServerBootstrap()
             .group(group)
-            .channel(EpollServerSocketChannel.class)
-            .option(ChannelOption.SO_REUSEADDR, true)
-            .option(ChannelOption.SO_BACKLOG, BACKLOG)
             .childOption(ChannelOption.AUTO_READ, false)
             .childOption(ChannelOption.TCP_NODELAY, true)
             .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, UpstreamConnector.WATERMARK)
@@ -131,32 +150,36 @@ public final class ProxyServer implements AutoCloseable {
                                 metrics,
                                 config.maxConnections(),
                                 config.scaleUpThreshold(),
-                                outage));
+                                outage,
+                                sessions));
                   }
                 });
-    Channel listener;
-    InetSocketAddress address = new InetSocketAddress("127.0.0.1", config.listenPort());
+    EpollServerSocketChannel listener;
     try {
-      listener = b.bind(address).sync().channel();
-    } catch (Exception e) {
+      listener = listen(b, config, env);
+    } catch (BindFailedException e) {
       group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-      throw new BindFailedException(
-          "cannot listen on 127.0.0.1:" + config.listenPort() + ": " + e.getMessage(), e);
+      throw e;
     }
-    ProxyServer server = new ProxyServer(config, group, listener, metrics, connector, tls);
+    ProxyServer server = new ProxyServer(config, env, group, listener, metrics, connector, tls);
     io.netty.channel.EventLoop loop = listener.eventLoop();
     server.gate =
         new ListenerGate(
-            (EpollServerSocketChannel) listener,
+            listener,
             BACKLOG,
             () -> probe(connector, loop),
             outage,
             PROBE_EVERY_MILLIS,
             () -> {
               log.error("the port cannot listen again; stopping so the supervisor starts anew");
-              onFatal.run();
+              onStop.accept(Stop.LISTEN_LOST);
             });
     outage.whenDown(server.gate::upstreamDown);
+    boolean inherited = env.listenFd().isPresent();
+    server.handover = new Handover(listener, BACKLOG, server.gate, sessions, !inherited, onStop);
+    if (inherited) {
+      server.handover.expireStandby(env.standbyTimeout());
+    }
     if (config.controlSocket().isEmpty()) {
       return server;
     }
@@ -175,11 +198,64 @@ public final class ProxyServer implements AutoCloseable {
                 public Future<String> ping() {
                   return NullPing.run(connector, group.next(), 10_000);
                 }
+
+                @Override
+                public Future<String> serve() {
+                  return server.handover.serve();
+                }
+
+                @Override
+                public Future<String> drain() {
+                  return server.handover.drain();
+                }
               });
       return server;
     } catch (IOException e) {
       server.close();
       throw e;
+    }
+  }
+
+  /**
+   * Binds 127.0.0.1:listen.port, or takes over the listener {@code env} names: checked, registered
+   * with accepting off (standby) and without touching the socket's options.
+   */
+  private static EpollServerSocketChannel listen(
+      ServerBootstrap b, ProxyConfig config, ProxyEnv env) throws BindFailedException {
+    if (env.listenFd().isPresent()) {
+      EpollServerSocketChannel inherited =
+          ListenerSocket.adopt(env.listenFd().getAsInt(), config.listenPort());
+      try {
+        return (EpollServerSocketChannel)
+            b.channelFactory(
+                    (io.netty.channel.ChannelFactory<EpollServerSocketChannel>) () -> inherited)
+                .option(ChannelOption.AUTO_READ, false)
+                .register()
+                .sync()
+                .channel();
+      } catch (Exception e) {
+        throw new BindFailedException(
+            "cannot serve inherited listener fd "
+                + env.listenFd().getAsInt()
+                + " on 127.0.0.1:"
+                + config.listenPort()
+                + ": "
+                + e.getMessage(),
+            e);
+      }
+    }
+    InetSocketAddress address = new InetSocketAddress("127.0.0.1", config.listenPort());
+    try {
+      return (EpollServerSocketChannel)
+          b.channel(EpollServerSocketChannel.class)
+              .option(ChannelOption.SO_REUSEADDR, true)
+              .option(ChannelOption.SO_BACKLOG, BACKLOG)
+              .bind(address)
+              .sync()
+              .channel();
+    } catch (Exception e) {
+      throw new BindFailedException(
+          "cannot listen on 127.0.0.1:" + config.listenPort() + ": " + e.getMessage(), e);
     }
   }
 
@@ -214,6 +290,10 @@ public final class ProxyServer implements AutoCloseable {
     m.put("version", ProxyServer.class.getPackage().getImplementationVersion());
     m.put("pid", ProcessHandle.current().pid());
     m.put("port", config.listenPort());
+    m.put("build", env.build());
+    m.put("listener", env.listenFd().isPresent() ? "inherited" : "bound");
+    m.put("serving", handover.serving());
+    m.put("draining", handover.draining());
     m.put("upstream", config.upstreamHost() + ":" + config.upstreamPort());
     m.put("tls", config.tls() ? tls.provider() : "off");
     m.put("bind", config.bind().name());
@@ -231,15 +311,20 @@ public final class ProxyServer implements AutoCloseable {
     return group;
   }
 
+  /** This process's descriptor of the listening socket (tests duplicate it). */
+  int listenerFd() {
+    return ListenerSocket.fd(listener);
+  }
+
   @Override
   public void close() {
     if (control != null) {
       control.close();
     }
     if (gate != null) {
-      gate.close();
+      gate.detach();
     }
-    listener.close().syncUninterruptibly();
+    listener.close().syncUninterruptibly(); // close(2) only: a handed-over socket keeps listening
     group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     log.info("proxy on 127.0.0.1:{} stopped", config.listenPort());
   }

@@ -89,7 +89,8 @@ class ClientSessionTest {
               new UpstreamConnector.Upstream(up, (PartitionBinding.Reply) next));
         };
     return new EmbeddedChannel(
-        new RecordFramer("client"), new ClientSession(connector, metrics, 1, 0, outage));
+        new RecordFramer("client"),
+        new ClientSession(connector, metrics, 1, 0, outage, new Sessions()));
   }
 
   @Test

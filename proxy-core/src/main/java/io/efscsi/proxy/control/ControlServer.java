@@ -23,7 +23,9 @@ import java.util.function.Function;
 /**
  * The proxy's control socket: a unix socket, one command per line, one answer line each. {@code
  * status} answers a JSON object; {@code ping} answers {@code ok <ms>} after an NFS NULL call
- * through a fresh upstream connection (TLS and bind included), or {@code error <why>}.
+ * through a fresh upstream connection (TLS and bind included), or {@code error <why>}; {@code
+ * serve} answers {@code ok serving} and {@code drain} {@code ok draining <n>} (a rolling upgrade
+ * moving the port to another proxy), or {@code error <why>}.
  */
 public final class ControlServer {
 
@@ -32,7 +34,16 @@ public final class ControlServer {
     String status();
 
     Future<String> ping();
+
+    /** Accept the port's connections from now on (a proxy on an inherited listener waits). */
+    Future<String> serve();
+
+    /** Stop accepting, relay the replies still due, close the kernel connections and exit. */
+    Future<String> drain();
   }
+
+  /** The commands, as the answer to an unknown one lists them. */
+  static final String COMMANDS = "status, ping, serve, drain";
 
   private final Channel channel;
   private final Path path;
@@ -51,11 +62,13 @@ public final class ControlServer {
             switch (line.strip()) {
               case "status" -> group.next().newSucceededFuture(commands.status());
               case "ping" -> commands.ping();
+              case "serve" -> commands.serve();
+              case "drain" -> commands.drain();
               default ->
                   group
                       .next()
                       .newSucceededFuture(
-                          "error unknown command '" + line.strip() + "'; commands: status, ping");
+                          "error unknown command '" + line.strip() + "'; commands: " + COMMANDS);
             };
     ServerBootstrap b =
         new ServerBootstrap()

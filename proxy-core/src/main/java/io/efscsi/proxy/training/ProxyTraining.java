@@ -22,8 +22,8 @@ import java.util.Map;
  * Build time only: the workload {@code bin/efs-csi train} runs under {@code -XX:AOTMode=record} so
  * that the proxy's AOT cache ({@code lib/proxy/proxy.aot}) holds the classes a real session loads:
  * the TLS handshake through BoringSSL, BindClientToPartition, RPC records both ways, and the
- * control socket's status and ping. Everything stays on loopback: {@link TrainingUpstream} plays
- * the mount target.
+ * control socket's status, ping, serve and drain. Everything stays on loopback: {@link
+ * TrainingUpstream} plays the mount target.
  *
  * <p>Usage: {@code ProxyTraining <dir>} where dir holds {@code server.p12} (password {@code
  * training}) and {@code ca.pem}, made by keytool for {@link #SERVER_NAME}.
@@ -88,6 +88,8 @@ public final class ProxyTraining {
       }
       command(control, "status");
       command(control, "ping");
+      command(control, "serve");
+      command(control, "drain"); // a handover's last step, as far as it goes without a new proxy
     }
   }
 
