@@ -1,7 +1,6 @@
 package io.efscsi.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -129,6 +128,35 @@ class ProxyMoveIT extends SupervisorFixture {
     }
   }
 
+  /**
+   * Gone, or a zombie: a proxy whose supervisor host exited is re-parented, and whoever reaps it
+   * here may take its time.
+   */
+  private static boolean ended(long pid) throws IOException {
+    Path stat = Path.of("/proc/" + pid + "/stat");
+    try {
+      String s = Files.readString(stat);
+      return s.substring(s.lastIndexOf(')') + 2).startsWith("Z");
+    } catch (java.nio.file.NoSuchFileException gone) {
+      return true;
+    }
+  }
+
+  /**
+   * libnfs's nfs-cp does not reconnect: the one transfer in flight when the old process ends its
+   * connection fails, as it does when a proxy restarts (the kernel's client reconnects and resends:
+   * kernel VM scenario 12 counts 0 I/O errors). Never more than that one, never wrong bytes, and
+   * every read before and after it whole.
+   */
+  private static void assertInFlightOnly(Reader reader) {
+    assertTrue(
+        reader.errors.size() <= 1, () -> "more than the transfer in flight: " + reader.errors);
+    for (String e : reader.errors) {
+      assertTrue(e.contains("nfs-cp through port") && !e.contains("differ"), e);
+    }
+    assertTrue(reader.ok.get() > 2, "reads before and after the move");
+  }
+
   private Path proxies() {
     return dir.resolve("proxies");
   }
@@ -194,11 +222,11 @@ class ProxyMoveIT extends SupervisorFixture {
         reader.errors,
         second.stats());
     assertEquals(0, poller.refused.get(), () -> "refused connects: " + poller.failures);
-    assertFalse(alive(oldPid), "the previous release's proxy (no drain command) was stopped");
+    assertTrue(ended(oldPid), "the previous release's proxy (no drain command) was stopped");
     Host.Status now = second.status().getFirst();
     assertNotEquals(oldPid, now.pid());
     assertEquals(ProxyBuild.of(current.resolve("lib/proxy")), proxyStatus(port).get("build"));
-    assertEquals(List.of(), reader.errors, "every read through the moving port was whole");
+    assertInFlightOnly(reader);
     second.quit();
 
     // a rollback: the previous release's own reader takes this build's records
@@ -299,7 +327,7 @@ class ProxyMoveIT extends SupervisorFixture {
       Host.Status now = after.get(i);
       assertEquals(was.port(), now.port(), "same port");
       assertNotEquals(was.pid(), now.pid(), "a new process");
-      assertFalse(alive(was.pid()), "the old process is gone");
+      assertTrue(ended(was.pid()), "the old process is gone");
       assertEquals("RUNNING", now.state());
       ProxyRecord r = record(now.port());
       assertEquals(buildB, r.proxyBuild());
@@ -318,7 +346,7 @@ class ProxyMoveIT extends SupervisorFixture {
               .toList();
       assertEquals(List.of(), left, "no successor files or records set aside");
     }
-    assertEquals(List.of(), reader.errors, "every read through the moving port was whole");
+    assertInFlightOnly(reader);
     for (int p : List.of(a, b)) {
       lab.readExact(p);
     }

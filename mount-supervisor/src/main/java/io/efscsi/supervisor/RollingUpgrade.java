@@ -103,6 +103,7 @@ final class RollingUpgrade {
     String key = s.record().key();
     switch (o.result()) {
       case MOVED -> {
+        ctx.stats().staleProxies.decrementAndGet();
         failuresInARow = 0;
         notBefore.remove(s.port());
         lastMoved = s;
