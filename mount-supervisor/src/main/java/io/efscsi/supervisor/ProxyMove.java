@@ -35,6 +35,12 @@ final class ProxyMove {
 
   private static final Logger LOG = LoggerFactory.getLogger(ProxyMove.class);
 
+  /**
+   * How long a move waits for one control answer (status, serve, drain): longer than a health
+   * round's, since a move has time and a loaded node (or an emulated one) answers slowly.
+   */
+  static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(10);
+
   /** How long a drained proxy has to relay its last replies and exit before SIGTERM. */
   static final Duration DRAIN_WAIT = Duration.ofSeconds(5);
 
@@ -274,7 +280,7 @@ final class ProxyMove {
     if (!ping.startsWith("ok")) {
       throw new MoveFailed("ping", "the successor cannot reach the mount target: " + ping);
     }
-    String serve = ask(socket, "serve", ProxyHealth.CONTROL_TIMEOUT, "serve");
+    String serve = ask(socket, "serve", CONTROL_TIMEOUT, "serve");
     if (!serve.startsWith("ok")) {
       throw new MoveFailed("serve", "the successor did not start serving: " + serve);
     }
@@ -308,7 +314,7 @@ final class ProxyMove {
   private void retire(Supervised s, ProxyRecord old, Successor next) {
     String answer;
     try {
-      answer = ControlClient.ask(s.controlSocket(), "drain", ProxyHealth.CONTROL_TIMEOUT);
+      answer = ControlClient.ask(s.controlSocket(), "drain", CONTROL_TIMEOUT);
     } catch (IOException e) {
       answer = "error " + e.getMessage();
     }
@@ -316,7 +322,7 @@ final class ProxyMove {
       // the old proxy's gate may have stopped the shared socket (its upstream failed) between the
       // successor's serve and this drain: serve again re-checks that it listens
       try {
-        ControlClient.ask(next.socket(), "serve", ProxyHealth.CONTROL_TIMEOUT);
+        ControlClient.ask(next.socket(), "serve", CONTROL_TIMEOUT);
       } catch (IOException e) {
         LOG.warn(
             "proxy for port {}: a second serve was not answered: {}", s.port(), e.getMessage());
@@ -400,7 +406,7 @@ final class ProxyMove {
   }
 
   private static Map<?, ?> statusOf(java.nio.file.Path socket) throws IOException {
-    String line = ControlClient.ask(socket, "status", ProxyHealth.CONTROL_TIMEOUT);
+    String line = ControlClient.ask(socket, "status", CONTROL_TIMEOUT);
     if (!(Json.parse(line) instanceof Map<?, ?> m)) {
       throw new IOException("status is not a JSON object: " + line);
     }

@@ -36,6 +36,7 @@ final class RollingUpgrade {
   private final ProxyContext.Fleet fleet;
   private final ProxyMove mover;
   private final Map<Integer, Instant> notBefore = new HashMap<>();
+  private final Map<Integer, String> waiting = new HashMap<>();
   private int failuresInARow;
   private String stoppedBecause = "";
   private Supervised lastMoved;
@@ -86,16 +87,37 @@ final class RollingUpgrade {
   }
 
   private boolean movable(Supervised s, Set<Integer> mounted, Instant now) {
+    String why = whyNotNow(s, mounted, now);
+    String before = waiting.put(s.port(), why);
+    if (!why.isEmpty() && !why.equals(before)) {
+      LOG.info("proxy for port {} runs another build; not moved yet: {}", s.port(), why);
+    }
+    return why.isEmpty();
+  }
+
+  /** Why a stale proxy cannot move this round, empty when it can. */
+  private String whyNotNow(Supervised s, Set<Integer> mounted, Instant now) {
     ProxyStatus st = s.status();
     Instant after = notBefore.get(s.port());
-    return st.state() == State.RUNNING
-        && !st.crashLooping()
-        && st.targetUnreachableSince().isEmpty()
-        && !s.healthFailing()
-        && !s.retired()
-        && s.record().wanted()
-        && mounted.contains(s.port())
-        && (after == null || !now.isBefore(after));
+    if (st.state() != State.RUNNING || s.retired()) {
+      return "it is " + st.state().toString().toLowerCase(java.util.Locale.ROOT);
+    }
+    if (st.crashLooping()) {
+      return "it is crash-looping";
+    }
+    if (st.targetUnreachableSince().isPresent()) {
+      return "its mount target is unreachable";
+    }
+    if (s.healthFailing()) {
+      return "its last health round failed";
+    }
+    if (!s.record().wanted() || !mounted.contains(s.port())) {
+      return "no mount uses it (the reconciler's to stop)";
+    }
+    if (after != null && now.isBefore(after)) {
+      return "its last move did not succeed; next try at " + after;
+    }
+    return "";
   }
 
   private void move(Supervised s, Instant now) {
@@ -123,8 +145,12 @@ final class RollingUpgrade {
         }
       }
       case SKIPPED -> {
-        notBefore.put(s.port(), now.plus(RETRY_SKIPPED));
-        ctx.stats().proxyMoveSkips.incrementAndGet();
+        // busy (not steady, status unanswered) and refusing (target down) clear by themselves: the
+        // next round tries again; a socket that cannot be taken waits
+        if (!o.reason().equals("busy") && !o.reason().equals("refusing")) {
+          notBefore.put(s.port(), now.plus(RETRY_SKIPPED));
+          ctx.stats().proxyMoveSkips.incrementAndGet();
+        }
         LOG.info("proxy for port {} not moved ({}): {}", s.port(), o.reason(), o.detail());
       }
     }

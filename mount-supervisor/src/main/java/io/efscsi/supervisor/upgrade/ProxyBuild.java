@@ -10,13 +10,18 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Stream;
+import java.util.zip.CRC32;
+import java.util.zip.ZipFile;
 
 /**
- * Which build of the proxy a plugin launches: a SHA-256 over the name and bytes of every file under
- * {@code <home>/lib/proxy} (in byte order of their relative paths; the AOT cache {@code proxy.aot}
- * left out, since it is a cache and not behaviour) and the Java runtime's version (a JDK patch in
- * the image is a proxy change too), shown as 12 hex digits. Jars are reproducible, so a release
- * that changes only the controller has the same fingerprint and moves no proxy.
+ * Which build of the proxy a plugin launches: a SHA-256 over every file under {@code
+ * <home>/lib/proxy} (in byte order of their relative paths; the AOT cache {@code proxy.aot} left
+ * out, since it is a cache and not behaviour) and the Java runtime's version (a JDK patch in the
+ * image is a proxy change too), shown as 12 hex digits. A jar counts by its entries' names, sizes
+ * and CRC-32s (its central directory, so 40 MiB of jars are not read at every plugin start; an
+ * emulated node took seconds for that), any other file by its size and CRC-32. Jars are
+ * reproducible, so a release that changes only the controller has the same fingerprint and moves no
+ * proxy.
  */
 public final class ProxyBuild {
 
@@ -42,19 +47,38 @@ public final class ProxyBuild {
                   (a, b) -> lib.relativize(a).toString().compareTo(lib.relativize(b).toString()))
               .toList();
     }
-    byte[] buf = new byte[1 << 16];
     for (Path f : files) {
-      sha.update(lib.relativize(f).toString().getBytes(StandardCharsets.UTF_8));
-      sha.update((byte) 0);
-      try (InputStream in = Files.newInputStream(f)) {
-        for (int n; (n = in.read(buf)) > 0; ) {
-          sha.update(buf, 0, n);
+      String name = lib.relativize(f).toString();
+      StringBuilder line = new StringBuilder(name);
+      if (name.endsWith(".jar")) {
+        try (ZipFile jar = new ZipFile(f.toFile())) {
+          jar.stream()
+              .forEach(e ->
+                  line.append('\n')
+                      .append(e.getName())
+                      .append(' ')
+                      .append(e.getSize())
+                      .append(' ')
+                      .append(Long.toHexString(e.getCrc())));
         }
+      } else {
+        line.append(' ').append(Files.size(f)).append(' ').append(Long.toHexString(crc(f)));
       }
-      sha.update((byte) 0);
+      sha.update(line.append('\0').toString().getBytes(StandardCharsets.UTF_8));
     }
     sha.update(("java " + javaVersion).getBytes(StandardCharsets.UTF_8));
     return HexFormat.of().formatHex(sha.digest(), 0, 6);
+  }
+
+  private static long crc(Path f) throws IOException {
+    CRC32 crc = new CRC32();
+    byte[] buf = new byte[1 << 16];
+    try (InputStream in = Files.newInputStream(f)) {
+      for (int n; (n = in.read(buf)) > 0; ) {
+        crc.update(buf, 0, n);
+      }
+    }
+    return crc.getValue();
   }
 
   /** The fingerprint for this JVM's runtime. */

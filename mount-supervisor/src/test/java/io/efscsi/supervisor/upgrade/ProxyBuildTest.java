@@ -13,12 +13,28 @@ class ProxyBuildTest {
 
   private static Path lib(Path dir) throws Exception {
     Path lib = Files.createDirectories(dir.resolve("lib/proxy"));
-    Files.writeString(lib.resolve("proxy-core.jar"), "classes");
-    Files.writeString(lib.resolve("netty.jar"), "netty");
+    jar(lib.resolve("proxy-core.jar"), "io/efscsi/proxy/ProxyMain.class", "classes");
+    jar(lib.resolve("netty.jar"), "io/netty/Channel.class", "netty");
     Files.writeString(lib.resolve("jvm.options"), "-Xss256k\n");
     Files.createDirectories(lib.resolve("native"));
     Files.writeString(lib.resolve("native/libnetty.so"), "elf");
     return lib;
+  }
+
+  private static void jar(Path file, String entry, String content) throws Exception {
+    try (var out = new java.util.zip.ZipOutputStream(Files.newOutputStream(file))) {
+      out.putNextEntry(new java.util.zip.ZipEntry(entry));
+      out.write(content.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      out.closeEntry();
+    }
+  }
+
+  @Test
+  void aClassChangedInAJarChangesIt(@TempDir Path dir) throws Exception {
+    Path lib = lib(dir);
+    String before = ProxyBuild.of(lib, "25");
+    jar(lib.resolve("proxy-core.jar"), "io/efscsi/proxy/ProxyMain.class", "classes, fixed");
+    assertNotEquals(before, ProxyBuild.of(lib, "25"));
   }
 
   @Test
