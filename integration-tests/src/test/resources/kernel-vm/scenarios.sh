@@ -657,8 +657,11 @@ with open(log, "a") as out:
             try:
                 s.connect(("127.0.0.1", p))
                 n += 1
-            except OSError as e:
+            except ConnectionRefusedError as e:
                 out.write("%d refused %d %s\n" % (time.time() * 1000, p, e))
+                out.flush()
+            except OSError as e:  # a timeout: the emulated node is slow to accept, nothing refused
+                out.write("%d slow %d %s\n" % (time.time() * 1000, p, e))
                 out.flush()
             finally:
                 s.close()
@@ -741,6 +744,8 @@ scenario_12() {
   grep 'moved proxy for port' "$d/node.log" >>"$OUT/s12.log"
   fact move_ms "$(grep -o 'in [0-9]* ms;' "$d/node.log" | tr -dc '0-9\n' | paste -sd' ')"
   fact refused "$(grep -c ' refused ' "$d/poll.log")"
+  fact poll_slow "$(grep -c ' slow ' "$d/poll.log")"
+  grep -E ' (refused|slow) ' "$d/poll.log" | head -20 >>"$OUT/s12.log"
   fact poll_connects "$(sed -n 's/^connects //p' "$d/poll.log")"
   fact io_ok "$(cat "$d/a.io" "$d/b.io" | grep -c ' ok')"
   fact io_err "$(cat "$d/a.io" "$d/b.io" "$d/w.io" | grep -c ' err')"

@@ -229,13 +229,15 @@ class KernelReliabilityIT extends KernelVmFixture {
         ("two TLS volumes of the previous release's plugin under fsync'd I/O; this release's"
                 + " plugin moved both proxies to its build on their ports, one at a time (moves of"
                 + " %s ms, both done %d ms after its start): %d connects by a 50 ms poller, 0"
-                + " refused; %d writes completed during the moves, 0 I/O errors, slowest 4 KiB"
+                + " refused (%d slower than 2 s); %d writes completed during the moves, 0 I/O"
+                + " errors, slowest 4 KiB"
                 + " fsync'd write %d ms; restarts=0; the previous release, started again,"
                 + " adopted the moved proxies (adopted=2, launches=0) and unstaged them cleanly")
             .formatted(
                 f.get("move_ms"),
                 f.num("moved_after_ms"),
                 f.num("poll_connects"),
+                f.num("poll_slow"),
                 f.num("io_ok_during_moves"),
                 f.num("write_max_ms")),
         "proxies (stunnel) run in the plugin container and die with it on every upgrade; the"

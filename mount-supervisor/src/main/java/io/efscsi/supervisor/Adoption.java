@@ -60,7 +60,7 @@ final class Adoption {
       for (ProxyRecord listed : store.list()) {
         ProxyRecord r = listed;
         if (r.move().isPresent()) {
-          r = ProxyMove.recover(ctx, r);
+          r = MoveRecovery.recover(ctx, r);
           store.write(r);
         }
         if (byKey.containsKey(r.key())) {

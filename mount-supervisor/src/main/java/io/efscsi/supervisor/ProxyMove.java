@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Before the commit, any failure kills the successor and leaves the old proxy as it was. Every
  * phase is in the record ({@link ProxyRecord.Move}), so a plugin killed mid-move leaves one proxy
- * per port after {@link #recover} ran at adoption.
+ * per port after {@link MoveRecovery} ran at adoption.
  */
 final class ProxyMove {
 
@@ -356,53 +356,6 @@ final class ProxyMove {
     files.deleteNext();
     Adoption.killAll(oldPlacement, ctx.processes(), "old group of port " + s.port());
     oldPlacement.remove();
-  }
-
-  /**
-   * A move a plugin's death interrupted, finished or undone before adoption: {@code launching} (the
-   * old process still serves) kills the successor and its group; {@code retiring} (the record names
-   * the successor) retires the old process. Returns the record without its move.
-   */
-  static ProxyRecord recover(ProxyContext ctx, ProxyRecord r) {
-    if (r.move().isEmpty()) {
-      return r;
-    }
-    ProxyRecord.Move m = r.move().get();
-    ProxyFiles files = new ProxyFiles(ctx.proxiesDir(), r.id(), ctx.config().logMaxBytes());
-    Placement group = ctx.placer().existing(m.cgroup());
-    if (m.launching()) {
-      LOG.warn(
-          "proxy for port {}: a move was starting when the plugin stopped; undoing it", r.port());
-      if (m.pid() > 0) {
-        ctx.processes().terminate(m.pid(), m.startTicks(), Duration.ofSeconds(2));
-      }
-      Adoption.killAll(group, ctx.processes(), "successor of port " + r.port());
-      group.remove();
-      files.deleteNext();
-    } else {
-      LOG.warn(
-          "proxy for port {}: a move was ending when the plugin stopped; retiring pid {}",
-          r.port(),
-          m.pid());
-      ctx.processes().terminate(m.pid(), m.startTicks(), ctx.config().stopTimeout());
-      Adoption.killAll(group, ctx.processes(), "old group of port " + r.port());
-      group.remove();
-      java.nio.file.Path socket = files.nextControlSocket(groupOf(r, r.cgroup()));
-      try {
-        if (Files.exists(socket)) {
-          Files.move(
-              socket,
-              files.controlSocket(),
-              StandardCopyOption.REPLACE_EXISTING,
-              StandardCopyOption.ATOMIC_MOVE);
-        }
-        ProxyConfig.fromMap(r.config()).write(files.config());
-      } catch (IOException e) {
-        LOG.error("proxy for port {}: {}", r.port(), e.getMessage());
-      }
-      files.deleteNext();
-    }
-    return r.withMove(Optional.empty());
   }
 
   private static Map<?, ?> statusOf(java.nio.file.Path socket) throws IOException {

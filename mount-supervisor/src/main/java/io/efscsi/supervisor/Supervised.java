@@ -24,12 +24,13 @@ import org.slf4j.LoggerFactory;
 /**
  * One proxy's lifecycle: launch, readiness, exit, restart with backoff, health, stop.
  *
- * <p>Over 400 lines because it holds two things under one lock: the lifecycle state machine (state,
- * generation, retirement, restarts) and the launch itself (placement, config file, the readiness
- * wait, describing an exit). They share the generation and state that keep a late exit or a stopped
- * proxy from restarting anything; a split must keep both under one lock and is to be made with the
- * kernel VM suite run on the result, not as a move on its own. What it needs from the supervisor
- * comes in its {@link ProxyContext}.
+ * <p>Over 400 lines because it holds three things under one lock: the lifecycle state machine
+ * (state, generation, retirement, restarts), the launch itself (placement, config file, the
+ * readiness wait, describing an exit) and the steps of a move to another build that must see the
+ * same generation ({@link ProxyMove} does the rest of the move outside the lock). They share the
+ * generation and state that keep a late exit or a stopped proxy from restarting anything; a split
+ * must keep both under one lock and is to be made with the kernel VM suite run on the result, not
+ * as a move on its own. What it needs from the supervisor comes in its {@link ProxyContext}.
  */
 final class Supervised {
 
