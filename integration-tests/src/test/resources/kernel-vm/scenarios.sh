@@ -730,6 +730,7 @@ scenario_12() {
   fact adopted "$(metric "$m" efs_csi_proxy_adopted)"
   fact restarts "$(metric "$m" efs_csi_proxy_restarts)"
   fact health_restarts "$(metric "$m" efs_csi_proxy_health_restarts)"
+  fact slow_rounds "$(metric "$m" efs_csi_proxy_health_slow_rounds)"
   fact launches "$(metric "$m" efs_csi_proxy_launches)"
   local after
   after=$(node_proxies)

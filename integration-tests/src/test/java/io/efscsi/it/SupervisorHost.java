@@ -241,6 +241,7 @@ public final class SupervisorHost {
             "moveSkips=" + s.proxyMoveSkips.get(),
             "stale=" + s.staleProxies.get(),
             "healthRestarts=" + s.healthRestarts.get(),
+            "slowRounds=" + s.slowRounds.get(),
             "targetOutages=" + s.targetOutages.get(),
             "orphanUnmounts=" + s.orphanUnmounts.get(),
             "stateWrites=" + s.stateWrites.get(),

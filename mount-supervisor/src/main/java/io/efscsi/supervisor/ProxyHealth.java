@@ -3,6 +3,7 @@ package io.efscsi.supervisor;
 import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.supervisor.health.HealthVerdict;
 import io.efscsi.supervisor.process.ControlClient;
+import io.efscsi.supervisor.process.ProcessTable.Activity;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,12 +18,13 @@ import org.slf4j.LoggerFactory;
  * so that it restarts on its port; so do the configured number of failed pings, but only when the
  * supervisor's own probe of the mount target succeeds. When that probe fails too, the mount target
  * is unreachable from the node: the proxy stays up, the listener hears it once (and once when the
- * target is back), and the log says it once with a summary every {@link #SUMMARY_EVERY}.
+ * target is back), and the log says it once with a summary every {@link #SUMMARY_EVERY}. A proxy
+ * whose requests go unanswered (not refused) while its process keeps working is slow, not hung (a
+ * node short of CPU): it is left up for the configured slow limit before either restart applies.
  */
 final class ProxyHealth {
 
   private static final Logger LOG = LoggerFactory.getLogger(ProxyHealth.class);
-  static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(2);
   static final int CONTROL_LIMIT = 2;
   static final Duration SUMMARY_EVERY = Duration.ofMinutes(5);
 
@@ -35,6 +37,21 @@ final class ProxyHealth {
   private Instant lastSummary;
   private String lastFailure = "";
 
+  /** When the current run of failed rounds began; null after a good round. */
+  private Instant failingSince;
+
+  /** The process's work at the last failed round of this run, to measure the next one against. */
+  private Optional<Activity> lastActivity = Optional.empty();
+
+  private Instant lastSlowLog;
+
+  /** A failed check: why, and whether the proxy took the request but did not answer in time. */
+  private record Failed(String why, boolean unanswered) {
+    static Failed of(IOException e) {
+      return new Failed(String.valueOf(e.getMessage()), e instanceof ControlClient.Unanswered);
+    }
+  }
+
   ProxyHealth(Supervised proxy, ProxyContext ctx) {
     this.proxy = proxy;
     this.ctx = ctx;
@@ -44,11 +61,15 @@ final class ProxyHealth {
   synchronized void reset() {
     statusFailures = 0;
     pingFailures = 0;
+    failingSince = null;
+    lastActivity = Optional.empty();
   }
 
   /** An adopted process that did not answer its first status. */
-  synchronized void adoptedWithoutAnswer() {
+  synchronized void adoptedWithoutAnswer(long pid) {
     statusFailures++;
+    failingSince = ctx.clock().instant();
+    lastActivity = ctx.processes().activity(pid);
   }
 
   /** Whether the last round failed (a status or a ping): a proxy mid-heal is not moved. */
@@ -67,24 +88,27 @@ final class ProxyHealth {
 
   /** One round; does nothing unless the proxy is running. */
   void check() {
-    if (proxy.moving() || !proxy.runningAndAlive()) {
+    OptionalLong pid = proxy.runningPid();
+    if (proxy.moving() || !proxy.runningAndAlive() || pid.isEmpty()) {
       return;
     }
-    String statusFailure = null;
+    Failed statusFailure = null;
     try {
-      ControlClient.ask(proxy.controlSocket(), "status", CONTROL_TIMEOUT);
+      ControlClient.ask(proxy.controlSocket(), "status", ctx.config().patience().controlTimeout());
     } catch (IOException e) {
-      statusFailure = String.valueOf(e.getMessage());
+      statusFailure = Failed.of(e);
     }
     boolean control = statusFailure != null;
-    String failure = control ? statusFailure : ping();
+    Failed failure = control ? statusFailure : ping();
     int statusRun;
     int pingRun;
+    String slowWork = null;
     synchronized (this) {
       statusRun = control ? ++statusFailures : (statusFailures = 0);
       pingRun = control ? pingFailures : failure != null ? ++pingFailures : (pingFailures = 0);
       if (failure != null) {
-        lastFailure = failure;
+        lastFailure = failure.why();
+        slowWork = slowWork(pid.getAsLong(), failure);
       }
     }
     String[] probeFailure = {null};
@@ -94,6 +118,7 @@ final class ProxyHealth {
             CONTROL_LIMIT,
             pingRun,
             ctx.config().pingFailuresBeforeRestart(),
+            slowWork != null,
             () -> {
               probeFailure[0] = ctx.probe().failure(config()).orElse(null);
               return probeFailure[0] == null;
@@ -102,7 +127,82 @@ final class ProxyHealth {
       // the target has just come back: the proxy's next ping decides, not a restart
       verdict = ping() == null ? HealthVerdict.HEALTHY : verdict;
     }
-    act(verdict, control, statusRun, pingRun, failure, probeFailure[0]);
+    String why = failure == null ? null : failure.why();
+    if (verdict == HealthVerdict.SLOW) {
+      slow(control, statusRun, pingRun, why, slowWork);
+      return;
+    }
+    act(verdict, control, statusRun, pingRun, why, probeFailure[0]);
+  }
+
+  /**
+   * Called with the lock held after a failed round: what the process did since the run's previous
+   * failed round, when the failure was an unanswered request from a process that kept working and
+   * the run is younger than the slow limit; null otherwise (the usual verdicts apply).
+   */
+  private String slowWork(long pid, Failed failure) {
+    Instant now = ctx.clock().instant();
+    if (failingSince == null) {
+      failingSince = now;
+    }
+    Optional<Activity> before = lastActivity;
+    Optional<Activity> activity = ctx.processes().activity(pid);
+    lastActivity = activity;
+    if (!failure.unanswered()
+        || activity.isEmpty()
+        || !activity.get().workedSince(before)
+        || Duration.between(failingSince, now).compareTo(ctx.config().patience().slowLimit())
+            >= 0) {
+      return null;
+    }
+    Activity a = activity.get();
+    String cpu =
+        before.isEmpty()
+            ? ""
+            : String.format(
+                java.util.Locale.ROOT,
+                "%d ms of CPU in the last %.1f s, ",
+                (a.cpuTicks() - before.get().cpuTicks()) * 10,
+                (a.atNanos() - before.get().atNanos()) / 1e9);
+    return cpu + a.runnableThreads() + " thread(s) running or waiting for a CPU";
+  }
+
+  /** A restart was due but the proxy is slow, not hung: it stays up, said once a while. */
+  private void slow(boolean control, int statusRun, int pingRun, String failure, String work) {
+    ctx.stats().slowRounds.incrementAndGet();
+    Instant now = ctx.clock().instant();
+    Instant since;
+    synchronized (this) {
+      since = failingSince;
+      if (lastSlowLog != null
+          && !lastSlowLog.isBefore(since)
+          && Duration.between(lastSlowLog, now).compareTo(SUMMARY_EVERY) < 0) {
+        return;
+      }
+      lastSlowLog = now;
+    }
+    LOG.warn(
+        "proxy for port {} answers late: its {} went unanswered {} rounds running for {} s (last:"
+            + " {}), but its process keeps working ({}). The node is short of CPU; the proxy is"
+            + " not hung and stays up; it is restarted only if this lasts {} s",
+        proxy.port(),
+        control ? "status requests" : "pings",
+        control ? statusRun : pingRun,
+        Duration.between(since, now).toSeconds(),
+        failure,
+        work,
+        ctx.config().patience().slowLimit().toSeconds());
+  }
+
+  /** The proxy's ping through the tunnel: null when it answered, else why not. */
+  private Failed ping() {
+    try {
+      String answer =
+          ControlClient.ask(proxy.controlSocket(), "ping", ctx.config().healthInterval());
+      return answer.startsWith("ok") ? null : new Failed(answer, false);
+    } catch (IOException e) {
+      return Failed.of(e);
+    }
   }
 
   private void act(
@@ -147,17 +247,6 @@ final class ProxyHealth {
     }
   }
 
-  /** The proxy's ping through the tunnel: null when it answered, else why not. */
-  private String ping() {
-    try {
-      String answer =
-          ControlClient.ask(proxy.controlSocket(), "ping", ctx.config().healthInterval());
-      return answer.startsWith("ok") ? null : answer;
-    } catch (IOException e) {
-      return e.getMessage();
-    }
-  }
-
   private ProxyConfig config() {
     return ProxyConfig.fromMap(proxy.record().config());
   }
@@ -167,6 +256,8 @@ final class ProxyHealth {
     synchronized (this) {
       upstreamHealthy = true;
       pingFailures = 0;
+      failingSince = null;
+      lastActivity = Optional.empty();
       since = unreachableSince;
       unreachableSince = null;
     }

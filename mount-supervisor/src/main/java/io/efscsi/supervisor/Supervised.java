@@ -118,9 +118,9 @@ final class Supervised {
     oomBaseline = placement.oomKills();
     generation++;
     try {
-      ControlClient.ask(controlSocket(), "status", ProxyHealth.CONTROL_TIMEOUT);
+      ControlClient.ask(controlSocket(), "status", ctx.config().patience().controlTimeout());
     } catch (IOException e) {
-      health.adoptedWithoutAnswer();
+      health.adoptedWithoutAnswer(record.pid());
       LOG.warn(
           "adopted proxy {} (pid {}) does not answer yet: {}",
           record.port(),
@@ -202,7 +202,7 @@ final class Supervised {
         throw startFailure(gen, exit.get());
       }
       try {
-        ControlClient.ask(controlSocket(), "status", ProxyHealth.CONTROL_TIMEOUT);
+        ControlClient.ask(controlSocket(), "status", ctx.config().patience().controlTimeout());
         synchronized (this) {
           if (gen == generation && state == State.STARTING) {
             state = State.RUNNING;

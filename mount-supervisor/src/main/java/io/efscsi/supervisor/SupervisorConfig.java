@@ -27,6 +27,7 @@ import java.util.function.Consumer;
  * @param backoffReset healthy run time after which the delay starts over
  * @param logMaxBytes size at which a proxy's log is rotated (one old file kept)
  * @param upgrades how proxies of another build are moved to this plugin's ({@link Upgrades})
+ * @param patience how long health rounds wait for a proxy's answers ({@link HealthPatience})
  */
 public record SupervisorConfig(
     Path stateDir,
@@ -44,7 +45,30 @@ public record SupervisorConfig(
     Duration backoffMax,
     Duration backoffReset,
     long logMaxBytes,
-    Upgrades upgrades) {
+    Upgrades upgrades,
+    HealthPatience patience) {
+
+  /**
+   * How long health rounds wait before they call a proxy hung.
+   *
+   * @param controlTimeout how long a {@code status} request may go unanswered in one round
+   * @param slowLimit how long a proxy whose requests time out is left alone while its process keeps
+   *     working (it uses CPU or has threads waiting for one: a node short of CPU, not a hung
+   *     proxy); past it, the proxy restarts as a hung one does
+   */
+  public record HealthPatience(Duration controlTimeout, Duration slowLimit) {
+    public HealthPatience {
+      if (!controlTimeout.isPositive() || slowLimit.isNegative()) {
+        throw new IllegalArgumentException(
+            "health control timeout must be positive and slow limit not negative");
+      }
+    }
+
+    /** The defaults: 2 s per answer, 5 min for a working proxy that answers late. */
+    public static HealthPatience defaults() {
+      return new HealthPatience(Duration.ofSeconds(2), Duration.ofMinutes(5));
+    }
+  }
 
   /**
    * Rolling proxy upgrades: after a plugin upgrade, proxies running another build are moved to this
@@ -86,7 +110,8 @@ public record SupervisorConfig(
         Duration.ofSeconds(30),
         Duration.ofSeconds(60),
         1L << 20,
-        Upgrades.rollingDefaults());
+        Upgrades.rollingDefaults(),
+        HealthPatience.defaults());
   }
 
   /** The same settings for another state dir (the controller's cleanup mounts have their own). */
@@ -149,6 +174,7 @@ public record SupervisorConfig(
     public Duration backoffReset;
     public long logMaxBytes;
     public Upgrades upgrades;
+    public HealthPatience patience;
 
     private Copy(SupervisorConfig c) {
       stateDir = c.stateDir;
@@ -167,6 +193,7 @@ public record SupervisorConfig(
       backoffReset = c.backoffReset;
       logMaxBytes = c.logMaxBytes;
       upgrades = c.upgrades;
+      patience = c.patience;
     }
 
     private SupervisorConfig build() {
@@ -186,7 +213,8 @@ public record SupervisorConfig(
           backoffMax,
           backoffReset,
           logMaxBytes,
-          upgrades);
+          upgrades,
+          patience);
     }
   }
 }

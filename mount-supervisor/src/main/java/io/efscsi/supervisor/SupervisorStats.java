@@ -12,6 +12,11 @@ public final class SupervisorStats {
   public final AtomicLong adoptionRestarts = new AtomicLong();
   public final AtomicLong healthRestarts = new AtomicLong();
 
+  /**
+   * Health rounds that found a proxy slow, not hung: a restart was due, the process was working.
+   */
+  public final AtomicLong slowRounds = new AtomicLong();
+
   /** Times a proxy's mount target became unreachable (the proxy was left up). */
   public final AtomicLong targetOutages = new AtomicLong();
 

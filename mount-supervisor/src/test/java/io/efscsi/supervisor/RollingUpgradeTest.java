@@ -183,17 +183,6 @@ class RollingUpgradeTest {
     }
   }
 
-  private static void await(String what, java.util.function.BooleanSupplier cond)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!cond.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      Thread.sleep(10);
-    }
-  }
-
   @Test
   void staleProxiesAreTriedOneAtATimeByPortAndThreeFailuresStopTheRoll() throws Exception {
     List<Integer> ports = new ArrayList<>();
@@ -207,7 +196,7 @@ class RollingUpgradeTest {
     long socketsBefore = sockets();
     try (ProxySupervisor sup = supervisor(mounted, true)) {
       sup.start();
-      await("the roll to stop", () -> heard.stream().anyMatch(h -> h.startsWith("stopped")));
+      Await.until("the roll to stop", () -> heard.stream().anyMatch(h -> h.startsWith("stopped")));
       Thread.sleep(200); // rounds go on: nothing more is tried
       assertEquals(4, sup.stats().staleProxies.get(), "the proxy of this build is not stale");
       assertEquals(3, sup.stats().proxyMoveFailures.get());
@@ -242,7 +231,7 @@ class RollingUpgradeTest {
     int port = proxy("old", true);
     try (ProxySupervisor sup = supervisor(List.of(port), false)) {
       sup.start();
-      await("a round", () -> sup.stats().staleProxies.get() == 1);
+      Await.until("a round", () -> sup.stats().staleProxies.get() == 1);
       Thread.sleep(100);
       assertEquals(List.of(), launchedOn);
     }
@@ -253,7 +242,7 @@ class RollingUpgradeTest {
     int port = proxy("", true);
     try (ProxySupervisor sup = supervisor(List.of(), true)) {
       sup.start();
-      await("a round", () -> sup.stats().staleProxies.get() == 1);
+      Await.until("a round", () -> sup.stats().staleProxies.get() == 1);
       Thread.sleep(100);
       assertEquals(List.of(), launchedOn, "an unknown build is stale, but no mount: not moved");
       assertTrue(sup.holds(port));

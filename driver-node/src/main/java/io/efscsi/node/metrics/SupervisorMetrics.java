@@ -109,6 +109,11 @@ public final class SupervisorMetrics {
         st.healthRestarts);
     counter(
         r,
+        "efs_csi_proxy_health_slow_rounds",
+        "health rounds that left a late-answering proxy up because its process kept working",
+        st.slowRounds);
+    counter(
+        r,
         "efs_csi_mount_target_outages",
         "times a proxy's mount target became unreachable from the node (the proxy was left up)",
         st.targetOutages);

@@ -8,7 +8,9 @@ import java.util.function.BooleanSupplier;
  * own probe of the same mount target succeeds. When the supervisor cannot reach the target either,
  * the network is the problem: a restart cannot fix it and would cut every kernel connection of the
  * mount, so the proxy stays up (it refuses connections and reconnects by itself when the target
- * answers again).
+ * answers again). Nor is a proxy that is only slow: when its requests went unanswered but its
+ * process keeps working (it uses CPU, or its threads wait for one), the node is short of CPU, and a
+ * restart would cut its connections and start a JVM on a node that has no CPU to spare.
  */
 public enum HealthVerdict {
   /** Status answered and the last ping through the tunnel succeeded. */
@@ -20,13 +22,20 @@ public enum HealthVerdict {
   /** The pings failed their limit of rounds while the supervisor reaches the target: restart. */
   RESTART_PROXY_BROKEN,
   /** The pings failed and so does the supervisor's own probe: leave the proxy alone. */
-  TARGET_UNREACHABLE;
+  TARGET_UNREACHABLE,
+  /**
+   * A restart is due, but the requests went unanswered (not refused) while the process kept
+   * working, for less than the slow limit: a slow proxy, not a hung one; look again next round.
+   */
+  SLOW;
 
   /**
    * @param controlFailures status requests not answered, rounds running
    * @param controlLimit how many of those restart the proxy
    * @param pingFailures pings through the tunnel failed, rounds running (0 after a good one)
    * @param pingLimit how many of those make the supervisor look at the target itself
+   * @param slow the last failure was an unanswered request, the process worked meanwhile, and the
+   *     failures began less than the slow limit ago
    * @param targetReachable the supervisor's own probe of the proxy's mount target; asked only when
    *     the answer depends on it
    */
@@ -35,9 +44,10 @@ public enum HealthVerdict {
       int controlLimit,
       int pingFailures,
       int pingLimit,
+      boolean slow,
       BooleanSupplier targetReachable) {
     if (controlFailures >= controlLimit) {
-      return RESTART_CONTROL_DEAD;
+      return slow ? SLOW : RESTART_CONTROL_DEAD;
     }
     if (controlFailures > 0) {
       return SUSPECT;
@@ -48,7 +58,10 @@ public enum HealthVerdict {
     if (pingFailures < pingLimit) {
       return SUSPECT;
     }
-    return targetReachable.getAsBoolean() ? RESTART_PROXY_BROKEN : TARGET_UNREACHABLE;
+    if (!targetReachable.getAsBoolean()) {
+      return TARGET_UNREACHABLE;
+    }
+    return slow ? SLOW : RESTART_PROXY_BROKEN;
   }
 
   /** Whether the proxy is to be killed so that it restarts on its port. */

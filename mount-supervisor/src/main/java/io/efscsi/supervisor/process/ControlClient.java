@@ -21,6 +21,16 @@ public final class ControlClient {
 
   private ControlClient() {}
 
+  /**
+   * The process took the request but did not answer in time: it may be hung, or only slow (a
+   * refused or closed socket is a plain {@link IOException}).
+   */
+  public static final class Unanswered extends IOException {
+    public Unanswered(String message) {
+      super(message);
+    }
+  }
+
   /** Sends one command and returns the answer line; throws on error, timeout or close. */
   public static String ask(Path socket, String command, Duration timeout) throws IOException {
     SocketChannel ch = SocketChannel.open(java.net.StandardProtocolFamily.UNIX);
@@ -38,7 +48,7 @@ public final class ControlClient {
     try {
       return answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
-      throw new IOException(
+      throw new Unanswered(
           "control socket "
               + socket
               + " did not answer '"
