@@ -138,7 +138,8 @@ jvm_start() {
   exec {H_IN}>"$H_DIR/in"
   exec {H_OUT}<"$H_DIR/out"
   local first
-  if ! read -r -t 120 -u $H_OUT first || [ "$first" != started ]; then
+  # under emulation on a loaded host a JVM has taken 110 s to start; 300 s leaves room
+  if ! read -r -t 300 -u $H_OUT first || [ "$first" != started ]; then
     say "$main did not start: $first"
     cat "$H_DIR/host.err" >>"$OUT/$SCEN.log"
     return 1
@@ -705,7 +706,8 @@ scenario_12() {
   node_stop # the previous release's pod goes (SIGTERM); its proxies stay
   local t_new
   t_new=$(now_ms)
-  node_start "$d" 20140-20149 --http-endpoint=$http --proxy-upgrade-delay=5s \
+  # a successor JVM under emulation on a loaded host has taken over 60 s (the default) to answer
+  node_start "$d" 20140-20149 --http-endpoint=$http --proxy-upgrade-delay=5s --proxy-start-timeout=180s \
     --proxy-upgrade-interval=10s || { touch "$d/stop"; wait $l1 $l2 $l3 $l4; return 1; }
   fact new_plugin_ready_ms $(($(now_ms) - t_new))
   local m=$d/metrics-moved deadline

@@ -256,7 +256,7 @@ class ClusterDriverIT {
   }
 
   @Test
-  @Order(7)
+  @Order(9)
   void deletingThePodsUnpublishesAndDeletingTheClaimDeletesTheAccessPoint() throws Exception {
     var pv =
         admin.persistentVolumes().list().getItems().stream()
@@ -388,42 +388,7 @@ class ClusterDriverIT {
   @Test
   @Order(1)
   void theNodePodIsReadyOnlyOnceItsFirstTakeoverPassIsDone() {
-    Pod pod = nodePod();
-    var ready =
-        pod.getStatus().getConditions().stream()
-            .filter(c -> c.getType().equals("Ready") && c.getStatus().equals("True"))
-            .findFirst()
-            .orElseThrow(() -> new AssertionError("the node pod is not Ready: " + pod.getStatus()));
-    String log =
-        admin
-            .pods()
-            .inNamespace(NS)
-            .withName(pod.getMetadata().getName())
-            .inContainer("efs-plugin")
-            .getLog();
-    String line =
-        log.lines()
-            .filter(l -> l.contains("first takeover pass done"))
-            .findFirst()
-            .orElseThrow(() -> new AssertionError("no first takeover pass in the log:\n" + log));
-    java.time.Instant passDone = java.time.OffsetDateTime.parse(line.split(" ")[0]).toInstant();
-    java.time.Instant readyAt = java.time.Instant.parse(ready.getLastTransitionTime());
-    java.time.Instant started =
-        java.time.Instant.parse(
-            pod.getStatus().getContainerStatuses().stream()
-                .filter(c -> c.getName().equals("efs-plugin"))
-                .findFirst()
-                .orElseThrow()
-                .getState()
-                .getRunning()
-                .getStartedAt());
-    // the API's times are whole seconds
-    assertTrue(
-        !readyAt.isBefore(passDone.truncatedTo(java.time.temporal.ChronoUnit.SECONDS)),
-        "Ready at " + readyAt + ", first pass done at " + passDone);
-    assertTrue(
-        passDone.isAfter(started),
-        "the plugin started at " + started + " and finished its first pass at " + passDone);
+    ClusterDriverSupport.assertReadyOnlyAfterTheFirstPass(admin, nodePod());
   }
 
   @Test
@@ -546,12 +511,122 @@ class ClusterDriverIT {
   }
 
   /**
+   * The runbook's kubectl lines, read from docs/ and run as printed (kubectl 1.31 against this 1.26
+   * API server) once node metrics are on: security.md's "Verifying on a cluster" block answers what
+   * its comments say, and migration.md's DaemonSet checks show the selector and the read-only
+   * efs-utils mounts they promise.
+   */
+  @Test
+  @Order(7)
+  void theRunbooksKubectlLinesAnswerAsTheDocsSay() throws Exception {
+    Path kubeconfig = cluster.dir().resolve("kubeconfig-admin");
+    StringBuilder vars = new StringBuilder();
+    int ran = 0;
+    for (DocCommands.Line l : DocCommands.block("security.md", "kubectl auth can-i")) {
+      if (l.command().matches("[A-Z_]+=\\S+")) {
+        vars.append(l.command()).append("; ");
+        continue;
+      }
+      var r = DocCommands.run(vars + l.command(), kubeconfig, Map.of());
+      String what = l.command() + " -> " + r;
+      ran++;
+      if (l.comment().equals("no")) {
+        assertEquals("no", r.output().strip(), what);
+      } else if (l.comment().startsWith("yes only with node.metrics.enabled")) {
+        assertEquals("yes", r.output().strip(), what);
+      } else if (l.command().startsWith("ss ")) {
+        assertEquals(0, r.exit(), what);
+        assertTrue(r.output().matches("(?s).*127\\.0\\.0\\.1\\]?:20\\d\\d\\d .*java.*"), what);
+        assertTrue(r.output().matches("(?s).*:9809 .*"), what);
+        assertTrue(r.output().matches("(?s).*:3302 .*"), "metrics are on: " + what);
+      } else {
+        assertEquals(0, r.exit(), what);
+        if (l.command().contains("clusterrolebindings")) {
+          assertTrue(r.output().contains("efs-csi-metrics-auth-delegator"), what);
+        }
+        if (l.command().contains("hostPID")) {
+          assertTrue(r.output().startsWith("true true"), what);
+          assertTrue(r.output().contains("efs-plugin: {\"privileged\":true"), what);
+        }
+      }
+    }
+    assertEquals(8, ran, "the block's commands");
+    var selector =
+        DocCommands.run(
+            DocCommands.block("migration.md", "spec.selector.matchLabels").getFirst().command(),
+            kubeconfig,
+            Map.of());
+    assertEquals(
+        "{\"app\":\"efs-csi-node\",\"app.kubernetes.io/instance\":\"efs\","
+            + "\"app.kubernetes.io/name\":\"aws-efs-csi-driver\"}",
+        selector.output().strip());
+    String mounts =
+        DocCommands.inline("migration.md", "kubectl -n kube-system get ds efs-csi-node -o yaml");
+    var r = DocCommands.run(mounts, kubeconfig, Map.of());
+    assertEquals(0, r.exit(), r.toString());
+    for (String path : List.of("/var/amazon/efs", "/etc/amazon/efs-legacy")) {
+      assertTrue(r.output().contains("mountPath: " + path), path + " in " + r.output());
+    }
+    assertTrue(r.output().contains("readOnly: true"), r.output());
+  }
+
+  /**
+   * docs/migration.md's slowest pace: with {@code node.updateStrategy: {type: OnDelete}}, an
+   * upgrade that changes the node pod leaves the running pod, its proxies and mounts alone until
+   * the operator deletes the pod with the command the docs give; its replacement turns Ready only
+   * after its first takeover pass, and adopts every proxy.
+   */
+  @Test
+  @Order(8)
+  void withOnDeleteTheNodePodIsReplacedOnlyWhenTheOperatorDeletesIt() throws Exception {
+    Pod old = nodePod();
+    java.util.Set<Long> before = proxies();
+    helm.upgradeWithItsOwnValues(
+        "node.updateStrategy.type=OnDelete", "node.podAnnotations.efs-csi-test/roll=on-delete");
+    var ds = admin.apps().daemonSets().inNamespace(NS).withName("efs-csi-node");
+    assertEquals("OnDelete", ds.get().getSpec().getUpdateStrategy().getType());
+    // the controller has seen the new template: the running pod is the one not updated
+    ds.waitUntilCondition(
+        d ->
+            d.getStatus().getObservedGeneration() != null
+                && d.getStatus().getObservedGeneration() >= d.getMetadata().getGeneration()
+                // 0 is left out of the JSON (omitempty)
+                && java.util.Objects.requireNonNullElse(
+                        d.getStatus().getUpdatedNumberScheduled(), 0)
+                    == 0,
+        60,
+        TimeUnit.SECONDS);
+    Thread.sleep(10_000); // a RollingUpdate would have replaced it by now
+    assertEquals(old.getMetadata().getUid(), nodePod().getMetadata().getUid(), "left alone");
+    assertEquals(before, proxies());
+    // the command docs/migration.md gives, through kubectl as the operator runs it
+    String name = old.getMetadata().getName();
+    String delete =
+        DocCommands.inline("migration.md", "kubectl -n kube-system delete pod ")
+            .replaceAll("<[^>]+>", name);
+    var deleted = DocCommands.run(delete, cluster.dir().resolve("kubeconfig-admin"), Map.of());
+    assertEquals(0, deleted.exit(), delete + ": " + deleted);
+    assertTrue(deleted.output().contains("pod \"" + name + "\" deleted"), deleted.output());
+    ds.waitUntilCondition(
+        d ->
+            Integer.valueOf(1).equals(d.getStatus().getUpdatedNumberScheduled())
+                && Integer.valueOf(1).equals(d.getStatus().getNumberReady()),
+        180,
+        TimeUnit.SECONDS);
+    Pod replacement = nodePod();
+    assertFalse(replacement.getMetadata().getUid().equals(old.getMetadata().getUid()));
+    assertEquals("on-delete", replacement.getMetadata().getAnnotations().get("efs-csi-test/roll"));
+    ClusterDriverSupport.assertReadyOnlyAfterTheFirstPass(admin, replacement);
+    assertEquals(before, proxies(), "the replacement adopted every proxy");
+  }
+
+  /**
    * A stage that fails leaves its reason where docs/metrics.md says: a {@code StageFailed} event on
    * the Node naming the volume handle (the node reads no pods; podInfoOnMount is off), besides
    * kubelet's own FailedMount on the pod.
    */
   @Test
-  @Order(8)
+  @Order(10)
   void aFailedStageIsAStageFailedEventOnTheNode() throws Exception {
     String handle = fsId + ":/fake-mount-failure";
     staticClaim("failing", handle);
@@ -583,7 +658,7 @@ class ClusterDriverIT {
   }
 
   @Test
-  @Order(9)
+  @Order(11)
   void helmUninstallLeavesTheCsiDriverAsUpstreamDoes() throws Exception {
     helm.uninstall();
     helm = null;

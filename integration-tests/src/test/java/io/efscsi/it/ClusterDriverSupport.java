@@ -1,5 +1,7 @@
 package io.efscsi.it;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.efscsi.it.cluster.Images;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -235,5 +237,47 @@ final class ClusterDriverSupport {
                     && Integer.valueOf(1).equals(d.getStatus().getReadyReplicas()),
             180,
             TimeUnit.SECONDS);
+  }
+
+  /**
+   * The node pod turned Ready no earlier than its plugin logged its first takeover pass done, and
+   * that pass came after the container started.
+   */
+  static void assertReadyOnlyAfterTheFirstPass(KubernetesClient admin, Pod pod) {
+    var ready =
+        pod.getStatus().getConditions().stream()
+            .filter(c -> c.getType().equals("Ready") && c.getStatus().equals("True"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("the node pod is not Ready: " + pod.getStatus()));
+    String log =
+        admin
+            .pods()
+            .inNamespace(ClusterDriverIT.NS)
+            .withName(pod.getMetadata().getName())
+            .inContainer("efs-plugin")
+            .getLog();
+    String line =
+        log.lines()
+            .filter(l -> l.contains("first takeover pass done"))
+            .findFirst()
+            .orElseThrow(() -> new AssertionError("no first takeover pass in the log:\n" + log));
+    java.time.Instant passDone = java.time.OffsetDateTime.parse(line.split(" ")[0]).toInstant();
+    java.time.Instant readyAt = java.time.Instant.parse(ready.getLastTransitionTime());
+    java.time.Instant started =
+        java.time.Instant.parse(
+            pod.getStatus().getContainerStatuses().stream()
+                .filter(c -> c.getName().equals("efs-plugin"))
+                .findFirst()
+                .orElseThrow()
+                .getState()
+                .getRunning()
+                .getStartedAt());
+    // the API's times are whole seconds
+    assertTrue(
+        !readyAt.isBefore(passDone.truncatedTo(java.time.temporal.ChronoUnit.SECONDS)),
+        "Ready at " + readyAt + ", first pass done at " + passDone);
+    assertTrue(
+        passDone.isAfter(started),
+        "the plugin started at " + started + " and finished its first pass at " + passDone);
   }
 }
