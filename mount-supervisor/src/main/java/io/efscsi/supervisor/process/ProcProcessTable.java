@@ -44,11 +44,7 @@ public final class ProcProcessTable implements ProcessTable {
    * fields are counted after its last ')'. A zombie (state Z) or dead (X) process counts as gone.
    */
   static OptionalLong parseStartTicks(String stat) {
-    int close = stat.lastIndexOf(')');
-    if (close < 0) {
-      return OptionalLong.empty();
-    }
-    String[] f = stat.substring(close + 2).trim().split(" ");
+    String[] f = fields(stat);
     // f[0] is field 3 (state), so field 22 is f[19].
     if (f.length < 20 || f[0].equals("Z") || f[0].equals("X")) {
       return OptionalLong.empty();
