@@ -21,6 +21,11 @@ import org.slf4j.LoggerFactory;
  * proxy's descriptor), relays the replies its kernel connections still wait for, ends them with a
  * FIN and exits. A proxy that bound the port itself serves from the start.
  *
+ * <p>A handback to the Go driver (efs-utils' watchdog starts its own tunnel on the port) has no
+ * shared descriptor: the proxy is told {@code release}, closes its listening socket so that the
+ * port is free to bind, and goes on serving its kernel connections; once the other tunnel listens,
+ * {@code drain} ends them and the kernel reconnects to it.
+ *
  * <p>Everything runs on the listener's event loop; the state is also read by {@code status}.
  */
 final class Handover {
@@ -33,6 +38,7 @@ final class Handover {
   private enum State {
     STANDBY,
     SERVING,
+    RELEASED,
     DRAINING
   }
 
@@ -97,6 +103,11 @@ final class Handover {
     return state == State.DRAINING;
   }
 
+  /** Whether the port was let go ({@code release}) and the kernel connections are still served. */
+  boolean released() {
+    return state == State.RELEASED;
+  }
+
   /**
    * {@code serve}: accept from now on. If the socket does not listen (another holder's {@link
    * ListenerGate} stopped it during an outage), listen again first. A second {@code serve} checks
@@ -104,8 +115,10 @@ final class Handover {
    */
   Future<String> serve() {
     return onLoop(() -> {
-      if (state == State.DRAINING) {
-        return "error draining: this proxy has handed its port over and will not serve again";
+      if (state == State.DRAINING || state == State.RELEASED) {
+        return "error "
+            + state.name().toLowerCase(java.util.Locale.ROOT)
+            + ": this proxy has handed its port over and will not serve again";
       }
       if (!listener.isOpen()) {
         return "error the listener is closed";
@@ -147,24 +160,71 @@ final class Handover {
       if (state == State.DRAINING) {
         return "ok draining " + live;
       }
+      boolean released = state == State.RELEASED;
       state = State.DRAINING;
       cancelStandby();
       gate.detach();
-      String where = where();
-      int fd = ListenerSocket.fd(listener);
-      listener.close();
-      log.info(
-          "draining: closed fd {} of {} (the socket keeps listening for its other holders); {}"
-              + " kernel connections get their replies for up to {} ms",
-          fd,
-          where,
-          live,
-          DRAIN_MILLIS);
+      if (released) {
+        log.info(
+            "draining: the port was released before; {} kernel connections get their replies for"
+                + " up to {} ms",
+            live,
+            DRAIN_MILLIS);
+      } else {
+        String where = where();
+        int fd = ListenerSocket.fd(listener);
+        listener.close();
+        log.info(
+            "draining: closed fd {} of {} (the socket keeps listening for its other holders); {}"
+                + " kernel connections get their replies for up to {} ms",
+            fd,
+            where,
+            live,
+            DRAIN_MILLIS);
+      }
       sessions
           .drain(loop, DRAIN_MILLIS)
           // after this task, so that the answer is written before the process stops
           .addListener(f -> loop.execute(() -> stop.accept(ProxyServer.Stop.DRAINED)));
       return "ok draining " + live;
+    });
+  }
+
+  /**
+   * {@code release}: answers {@code ok released <n>} (n live kernel connections) and closes the
+   * listening socket, so that another program can bind the port; the kernel connections are still
+   * served until {@code drain}. Refused in standby (the socket is shared: {@code drain} is the way
+   * out there); a second {@code release} only answers.
+   */
+  Future<String> release() {
+    return onLoop(() -> {
+      int live = sessions.size();
+      switch (state) {
+        case RELEASED -> {
+          return "ok released " + live;
+        }
+        case DRAINING -> {
+          return "error draining: the port is already handed over";
+        }
+        case STANDBY -> {
+          return "error standby: the listener is shared with another proxy; drain instead";
+        }
+        case SERVING -> {
+          // released below
+        }
+      }
+      String where = where();
+      int fd = ListenerSocket.fd(listener);
+      state = State.RELEASED;
+      gate.detach();
+      listener.close();
+      log.info(
+          "released {} (closed fd {}): the port is free for another tunnel; {} kernel connections"
+              + " are still served until drain",
+          where,
+          fd,
+          live);
+      return "ok released " + live;
     });
   }
 

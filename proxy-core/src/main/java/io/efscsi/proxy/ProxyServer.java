@@ -208,6 +208,11 @@ public final class ProxyServer implements AutoCloseable {
                 public Future<String> drain() {
                   return server.handover.drain();
                 }
+
+                @Override
+                public Future<String> release() {
+                  return server.handover.release();
+                }
               });
       return server;
     } catch (IOException e) {
@@ -294,6 +299,7 @@ public final class ProxyServer implements AutoCloseable {
     m.put("listener", env.listenFd().isPresent() ? "inherited" : "bound");
     m.put("serving", handover.serving());
     m.put("draining", handover.draining());
+    m.put("released", handover.released());
     m.put("upstream", config.upstreamHost() + ":" + config.upstreamPort());
     m.put("tls", config.tls() ? tls.provider() : "off");
     m.put("bind", config.bind().name());

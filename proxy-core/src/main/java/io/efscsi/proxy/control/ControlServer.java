@@ -25,7 +25,8 @@ import java.util.function.Function;
  * status} answers a JSON object; {@code ping} answers {@code ok <ms>} after an NFS NULL call
  * through a fresh upstream connection (TLS and bind included), or {@code error <why>}; {@code
  * serve} answers {@code ok serving} and {@code drain} {@code ok draining <n>} (a rolling upgrade
- * moving the port to another proxy), or {@code error <why>}.
+ * moving the port to another proxy), {@code release} {@code ok released <n>} (a handback to the Go
+ * driver: the port is let go, the kernel connections still served), or {@code error <why>}.
  */
 public final class ControlServer {
 
@@ -40,10 +41,13 @@ public final class ControlServer {
 
     /** Stop accepting, relay the replies still due, close the kernel connections and exit. */
     Future<String> drain();
+
+    /** Let the port go (another program will bind it); keep serving the kernel connections. */
+    Future<String> release();
   }
 
   /** The commands, as the answer to an unknown one lists them. */
-  static final String COMMANDS = "status, ping, serve, drain";
+  static final String COMMANDS = "status, ping, serve, drain, release";
 
   private final Channel channel;
   private final Path path;
@@ -64,6 +68,7 @@ public final class ControlServer {
               case "ping" -> commands.ping();
               case "serve" -> commands.serve();
               case "drain" -> commands.drain();
+              case "release" -> commands.release();
               default ->
                   group
                       .next()

@@ -63,6 +63,12 @@ class ControlServerTest {
             called.add("drain");
             return group.next().newFailedFuture(new IllegalStateException("cannot drain now"));
           }
+
+          @Override
+          public Future<String> release() {
+            called.add("release");
+            return group.next().newSucceededFuture("ok released 0");
+          }
         });
   }
 
@@ -82,16 +88,18 @@ class ControlServerTest {
   }
 
   @Test
-  void serveAndDrainReachTheProxyAndAnUnknownCommandListsAllFour() throws Exception {
+  void serveDrainAndReleaseReachTheProxyAndAnUnknownCommandListsThemAll() throws Exception {
     Path path = dir.resolve("p.sock");
     ControlServer server = start(path);
     try {
-      assertEquals(List.of("ok serving", "error cannot drain now"), ask(path, "serve", "drain"));
+      assertEquals(
+          List.of("ok serving", "error cannot drain now", "ok released 0"),
+          ask(path, "serve", "drain", "release"));
       assertEquals(List.of("{}", "ok 1.0"), ask(path, " status ", "ping"));
       assertEquals(
-          List.of("error unknown command 'restart'; commands: status, ping, serve, drain"),
+          List.of("error unknown command 'restart'; commands: status, ping, serve, drain, release"),
           ask(path, "restart"));
-      assertEquals(List.of("serve", "drain", "status", "ping"), called);
+      assertEquals(List.of("serve", "drain", "release", "status", "ping"), called);
     } finally {
       server.close();
     }
