@@ -29,10 +29,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code efs-csi controller|node|all|status|preflight|version [flags]}. With no command the Go
- * driver's behaviour is kept (one process serving every service), so its manifests' args keep
- * working. Exit codes: 0 done, 1 failed at run time, 2 bad command line. {@code bin/efs-csi} runs
- * {@code proxy} on the proxy's own class path, and {@code demo}, {@code benchmark-controller},
+ * {@code efs-csi controller|node|all|status|preflight|handback|version [flags]}. With no command
+ * the Go driver's behaviour is kept (one process serving every service), so its manifests' args
+ * keep working. Exit codes: 0 done, 1 failed at run time, 2 bad command line. {@code bin/efs-csi}
+ * runs {@code proxy} on the proxy's own class path, and {@code demo}, {@code benchmark-controller},
  * {@code aot-training} and {@code lab} in the demo module ({@code io.efscsi.demo.DemoMain}, {@code
  * lib/demo/}), which this class never sees; the usage below lists them all, as {@code bin/efs-csi}
  * accepts them.
@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
 public final class Main {
 
   static final String COMMANDS =
-      "controller, node, all, proxy, demo, benchmark-controller, lab, status, preflight, version";
+      "controller, node, all, proxy, demo, benchmark-controller, lab, status, preflight, handback,"
+          + " version";
 
   private Main() {}
 
@@ -86,6 +87,10 @@ public final class Main {
         case "status" -> {
           Logging.quiet();
           yield io.efscsi.node.status.StatusCommand.run(rest, out, err);
+        }
+        case "handback" -> {
+          Logging.quiet();
+          yield io.efscsi.node.handback.HandbackCommand.run(rest, out, err);
         }
         case "preflight" -> {
           Logging.quiet();
@@ -237,6 +242,9 @@ public final class Main {
       preflight node [--host-root DIR] [--mountinfo FILE]
                    on a node (kubectl debug node/<node>): each Go-driver mount as the takeover
                    would take it
+      handback --go-driver VERSION [--dry-run] [--go-on] [--wait 30m]
+                   a rollback without draining: this node's mounts handed back to the Go
+                   driver's efs-utils on their ports (docs/migration.md); --dry-run writes nothing
       version      print the version as JSON
 
     flags (the Go driver's names; unknown flags are refused with exit code 2):

@@ -10,6 +10,7 @@ import io.efscsi.supervisor.process.ProcessTable;
 import io.efscsi.supervisor.process.ProxyLauncher;
 import io.efscsi.supervisor.state.ProxyRecord;
 import io.efscsi.supervisor.state.StateStore;
+import io.efscsi.supervisor.state.SupervisorLock;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -102,6 +103,10 @@ public final class ProxySupervisor implements AutoCloseable {
           Thread.ofPlatform().name("proxy-supervisor").daemon().factory());
   private volatile boolean started;
   private volatile boolean closed;
+
+  /** Held while this supervisor runs: a handback waits until nobody holds it. */
+  private Optional<SupervisorLock> lock = Optional.empty();
+
   private final Restarts restarts = new Restarts();
 
   public ProxySupervisor(
@@ -197,6 +202,7 @@ public final class ProxySupervisor implements AutoCloseable {
    * Adoption}), runs a first reconcile and starts the periodic work.
    */
   public void start() throws IOException {
+    lock = SupervisorLock.take(config.stateDir());
     new Adoption(context, store, ports, presence, byKey, this, fleet).run();
     reconcileNow();
     long every = config.reconcileInterval().toMillis();
@@ -561,6 +567,14 @@ public final class ProxySupervisor implements AutoCloseable {
     started = false;
     // a restart in flight finishes (or gives up) before close returns
     restarts.close(java.time.Duration.ofSeconds(5));
+    lock.ifPresent(l -> {
+      try {
+        l.close();
+      } catch (IOException e) {
+        LOG.warn("cannot let {} go: {}", SupervisorLock.FILE, e.toString());
+      }
+    });
+    lock = Optional.empty();
   }
 
   /** Runs a restart on a thread of its own unless the supervisor is closed. */

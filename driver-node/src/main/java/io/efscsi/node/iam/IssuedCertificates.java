@@ -85,9 +85,10 @@ public final class IssuedCertificates implements ClientCertificateSource {
   }
 
   /** What a renewal needs, beside the certificate: {@link ClientCertificates.Request}. */
-  static final String REQUEST_FILE = "request.properties";
+  public static final String REQUEST_FILE = "request.properties";
 
-  private static void saveRequest(Path keyDir, ClientCertificates.Request r) {
+  /** Saves {@code r} in {@code keyDir}, where {@link #loadRequest} reads it (best effort). */
+  public static void saveRequest(Path keyDir, ClientCertificates.Request r) {
     java.util.Properties p = new java.util.Properties();
     p.setProperty("fileSystemId", r.fileSystemId());
     r.accessPointId().ifPresent(v -> p.setProperty("accessPointId", v));
@@ -114,7 +115,7 @@ public final class IssuedCertificates implements ClientCertificateSource {
     }
   }
 
-  static ClientCertificates.Request loadRequest(Path saved) throws IOException {
+  public static ClientCertificates.Request loadRequest(Path saved) throws IOException {
     java.util.Properties p = new java.util.Properties();
     try (var in = java.nio.file.Files.newBufferedReader(saved, StandardCharsets.UTF_8)) {
       p.load(in);
@@ -173,7 +174,7 @@ public final class IssuedCertificates implements ClientCertificateSource {
   }
 
   /** The issuer of this driver's certificates: efs-utils' common name, our client info. */
-  static ClientCertificates issuer(CredentialsProviders credentials, InstantSource clock) {
+  public static ClientCertificates issuer(CredentialsProviders credentials, InstantSource clock) {
     return new ClientCertificates(
         commonName(),
         new ClientCertificates.ClientInfo("k8s", BuildInfo.load().version()),

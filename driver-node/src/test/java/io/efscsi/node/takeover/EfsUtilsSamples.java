@@ -14,10 +14,10 @@ import java.util.Optional;
  * Python's {@code json.dump} prints it ({@code ", "} and {@code ": "}, insertion order, the
  * certificate details last, {@code mount_time} a float, the watchdog's {@code unmount_count}).
  */
-final class EfsUtilsSamples {
+public final class EfsUtilsSamples {
 
   /** The release line that wrote the state. */
-  enum Release {
+  public enum Release {
     /** efs-utils 1.35: stunnel only. */
     V1_35_STUNNEL,
     /** efs-utils 2.x, efs-proxy. */
@@ -30,32 +30,32 @@ final class EfsUtilsSamples {
     V3_STUNNEL
   }
 
-  static final String FS = "fs-0123456789abcdef0";
-  static final String AP = "fsap-0123456789abcdef0";
-  static final String REGION = "us-east-1";
-  static final String DNS = FS + ".efs." + REGION + ".amazonaws.com";
-  static final String POD_TARGET =
+  public static final String FS = "fs-0123456789abcdef0";
+  public static final String AP = "fsap-0123456789abcdef0";
+  public static final String REGION = "us-east-1";
+  public static final String DNS = FS + ".efs." + REGION + ".amazonaws.com";
+  public static final String POD_TARGET =
       "/var/lib/kubelet/pods/5a1c3e2f-0d4b-4c1e-9a7b-2f1e3d4c5b6a/volumes/kubernetes.io~csi/"
           + "pv-efs.data/mount";
 
-  Release release = Release.V3_PROXY;
-  String mountPoint = POD_TARGET;
-  int port = 20417;
-  boolean tls = true;
-  Optional<String> accessPoint = Optional.empty();
-  Optional<String> credentialsMethod = Optional.empty();
-  String connectHost = DNS;
-  String connectPort = "2049";
-  String verify = "2";
-  String caFile = "/etc/amazon/efs/efs-utils.crt";
-  long pid = 4711;
+  public Release release = Release.V3_PROXY;
+  public String mountPoint = POD_TARGET;
+  public int port = 20417;
+  public boolean tls = true;
+  public Optional<String> accessPoint = Optional.empty();
+  public Optional<String> credentialsMethod = Optional.empty();
+  public String connectHost = DNS;
+  public String connectPort = "2049";
+  public String verify = "2";
+  public String caFile = "/etc/amazon/efs/efs-utils.crt";
+  public long pid = 4711;
 
-  EfsUtilsSamples release(Release r) {
+  public EfsUtilsSamples release(Release r) {
     this.release = r;
     return this;
   }
 
-  String stem() {
+  public String stem() {
     return FS + "." + EfsUtilsStateParser.fileSafe(mountPoint) + "." + port;
   }
 
@@ -67,12 +67,12 @@ final class EfsUtilsSamples {
     return release == Release.V3_PROXY || release == Release.V3_STUNNEL;
   }
 
-  String configPath() {
+  public String configPath() {
     return "/var/run/efs/stunnel-config." + stem();
   }
 
   /** The tunnel config, line by line as efs-utils serialises it. */
-  String config() {
+  public String config() {
     List<String> l = new ArrayList<>();
     l.add("fips = no");
     l.add("foreground = " + (proxy() ? "yes" : "quiet"));
@@ -103,13 +103,13 @@ final class EfsUtilsSamples {
       l.add("retry_nfs_mount_command_timeout_sec = 15");
       l.add("fs_id = " + FS);
       l.add("region = " + REGION);
-      l.add("efs_utils_version = 3.2.0");
+      l.add("efs_utils_version = " + io.efscsi.node.handback.EfsUtilsRelease.V3_VERSION);
     }
     return String.join("\n", l);
   }
 
   /** The state JSON after the watchdog's first rewrite. */
-  String state() {
+  public String state() {
     Map<String, Object> s = new LinkedHashMap<>();
     s.put("pid", pid);
     List<String> cmd = new ArrayList<>();
@@ -128,7 +128,7 @@ final class EfsUtilsSamples {
     }
     s.put("cmd", cmd);
     s.put("files", List.of(configPath()));
-    s.put("mount_time", "1763900000.123456");
+    s.put("mount_time", 1763900000.123456);
     s.put("mountpoint", mountPoint);
     if (v3()) {
       s.put("service_type", "elasticfilesystem");
@@ -149,41 +149,11 @@ final class EfsUtilsSamples {
   }
 
   /** Python's json.dumps with default separators (and ensure_ascii). */
-  static String python(Object v) {
-    if (v instanceof Map<?, ?> m) {
-      List<String> parts = new ArrayList<>();
-      m.forEach((k, x) -> parts.add(python(k) + ": " + python(x)));
-      return "{" + String.join(", ", parts) + "}";
-    }
-    if (v instanceof List<?> l) {
-      return "[" + String.join(", ", l.stream().map(EfsUtilsSamples::python).toList()) + "]";
-    }
-    if (v instanceof String s) {
-      return s.matches("[0-9]+\\.[0-9]+") ? s : pythonString(s);
-    }
-    return String.valueOf(v);
+  public static String python(Object v) {
+    return io.efscsi.node.handback.PythonJson.dump(v);
   }
 
-  /** json.dumps of a string: quote, backslash and control characters escaped, non-ASCII as \\u. */
-  private static String pythonString(String s) {
-    StringBuilder sb = new StringBuilder("\"");
-    for (char c : s.toCharArray()) {
-      switch (c) {
-        case '"' -> sb.append("\\\"");
-        case '\\' -> sb.append("\\\\");
-        case '\n' -> sb.append("\\n");
-        case '\r' -> sb.append("\\r");
-        case '\t' -> sb.append("\\t");
-        case '\b' -> sb.append("\\b");
-        case '\f' -> sb.append("\\f");
-        default ->
-            sb.append(c >= ' ' && c <= '~' ? String.valueOf(c) : "\\u%04x".formatted((int) c));
-      }
-    }
-    return sb.append('"').toString();
-  }
-
-  EfsUtilsState parse() throws UnusableStateException {
+  public EfsUtilsState parse() throws UnusableStateException {
     return EfsUtilsStateParser.parse(stem(), state(), config());
   }
 }

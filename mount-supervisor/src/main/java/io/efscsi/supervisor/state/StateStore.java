@@ -114,6 +114,20 @@ public final class StateStore {
     syncDir();
   }
 
+  /**
+   * Removes a proxy that is gone for good with everything of it in the dir: its record and the
+   * files beside it ({@code <id>.properties}, {@code .sock}, {@code .log}, {@code .exit}, …).
+   */
+  public void deleteWithFiles(String id) throws IOException {
+    delete(id);
+    try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, id + ".*")) {
+      for (Path f : files) {
+        Files.deleteIfExists(f);
+      }
+    }
+    syncDir();
+  }
+
   private void syncDir() {
     try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
       d.force(true);

@@ -125,10 +125,7 @@ public final class ListenerHandover {
    * process) and nothing is taken.
    */
   public static Taken take(long pid, int port, BooleanSupplier samePid) throws IOException {
-    Optional<Long> found = listeningInode(Path.of("/proc/net/tcp"), port);
-    if (found.isEmpty() && Files.exists(Path.of("/proc/net/tcp6"))) {
-      found = listeningInode(Path.of("/proc/net/tcp6"), port); // Netty's dual-stack sockets
-    }
+    Optional<Long> found = listeningInode(port); // Netty's sockets may be dual-stack
     long inode =
         found.orElseThrow(
             () -> new NotTaken("not-listening", "nothing listens on 127.0.0.1:" + port));
@@ -215,6 +212,18 @@ public final class ListenerHandover {
             + " (inode "
             + inode
             + ")");
+  }
+
+  /**
+   * The inode of the socket listening on 127.0.0.1:{@code port} (IPv4, or IPv4-mapped on a
+   * dual-stack socket), if any.
+   */
+  public static Optional<Long> listeningInode(int port) throws IOException {
+    Optional<Long> found = listeningInode(Path.of("/proc/net/tcp"), port);
+    if (found.isEmpty() && Files.exists(Path.of("/proc/net/tcp6"))) {
+      found = listeningInode(Path.of("/proc/net/tcp6"), port);
+    }
+    return found;
   }
 
   /**

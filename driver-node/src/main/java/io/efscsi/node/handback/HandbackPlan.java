@@ -1,0 +1,84 @@
+package io.efscsi.node.handback;
+
+import io.efscsi.node.iam.ClientCertificates;
+import io.efscsi.supervisor.state.ProxyRecord;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What a handback does on a node: each proxy of ours is handed back (efs-utils' files written, the
+ * port handed over to the watchdog's tunnel), idle (no mount uses its port: stopped once the Go
+ * driver runs), or refused (left as it is, with the reason).
+ */
+public record HandbackPlan(
+    EfsUtilsRelease release, List<Handed> handed, List<Idle> idle, List<Refused> refused) {
+
+  public HandbackPlan {
+    handed = List.copyOf(handed);
+    idle = List.copyOf(idle);
+    refused = List.copyOf(refused);
+  }
+
+  /**
+   * One port handed back.
+   *
+   * @param record our proxy's record
+   * @param stem efs-utils' name for the mount: {@code <fs-id>.<mount point, / as .>.<port>}
+   * @param fileSystemId {@code fs-…}
+   * @param mountPoint the mount point efs-utils' state names (the NFS mount on the port)
+   * @param alsoOnPort the port's other mount points (bind mounts, other volumes sharing the proxy)
+   * @param connect the mount target, {@code host:port}
+   * @param tls the tunnel speaks TLS
+   * @param checkHost the server name the tunnel checks; empty when ours did not check it
+   * @param ca the CA bundle our proxy trusts: empty for the Amazon roots (efs-utils' default file)
+   * @param certificate the client certificate, for TLS
+   * @param region the file system's region ({@code region} in efs-utils' files)
+   */
+  public record Handed(
+      ProxyRecord record,
+      String stem,
+      String fileSystemId,
+      String mountPoint,
+      List<String> alsoOnPort,
+      String connect,
+      boolean tls,
+      Optional<String> checkHost,
+      Optional<Path> ca,
+      Optional<Certificate> certificate,
+      String region) {
+
+    public Handed {
+      alsoOnPort = List.copyOf(alsoOnPort);
+    }
+
+    public int port() {
+      return record.port();
+    }
+  }
+
+  /**
+   * The client certificate the tunnel presents: same file system, access point and IAM identity.
+   *
+   * @param request what it certifies (and what efs-utils' watchdog renews)
+   * @param credentialsMethod efs-utils' {@code awsCredentialsMethod}, for IAM
+   * @param ourCertificate our proxy's certificate now
+   * @param ourKey its private key
+   */
+  public record Certificate(
+      ClientCertificates.Request request,
+      Optional<String> credentialsMethod,
+      Path ourCertificate,
+      Path ourKey) {}
+
+  /** A proxy no mount uses. */
+  public record Idle(ProxyRecord record) {}
+
+  /** A proxy left as it is, and why. */
+  public record Refused(ProxyRecord record, List<String> mountPoints, String reason) {
+
+    public Refused {
+      mountPoints = List.copyOf(mountPoints);
+    }
+  }
+}
