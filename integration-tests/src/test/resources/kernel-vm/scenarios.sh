@@ -1130,13 +1130,14 @@ port_watch() {
   (for _ in $(seq 3000); do port_open "$1" && now_ms >"$2" && break; sleep 0.1; done) &
 }
 
-# stop_writer <pid> <dir>: asks the writer to stop; a writer stuck on the mount for 3 minutes is
-# recorded and killed (the scenario fails on it instead of hanging the boot).
+# stop_writer <pid> <dir> [fact]: asks the writer to stop; a writer stuck on the mount for 3
+# minutes is recorded (as <fact>, writer_stuck by default) and killed (the scenario fails on it
+# instead of hanging the boot).
 stop_writer() {
   touch "$2/stop"
   local i
   for i in $(seq 1800); do [ -d /proc/$1 ] || break; sleep 0.1; done
-  fact writer_stuck "$([ -d /proc/$1 ] && echo yes || echo no)"
+  fact "${3:-writer_stuck}" "$([ -d /proc/$1 ] && echo yes || echo no)"
   kill -9 "$1" 2>/dev/null
   wait "$1" 2>/dev/null
 }
@@ -1375,6 +1376,203 @@ scenario_11() {
   fact ganesha_after "$(pgrep -f 'efs-csi-demo-.*ganesha' | wc -l)"
   fact cgroups_after "$(find /sys/fs/cgroup -maxdepth 2 -name 'efs-csi-demo-*' | wc -l)"
   fact tmp_after "$(find /run/efs-csi-demo-vm -mindepth 1 2>/dev/null | wc -l)"
+}
+
+# ---- 13. a rollback without draining: the Go driver's mounts taken over, handed back, taken again
+# efs-utils' watchdog as far as a handback needs it (src/watchdog/__init__.py: check_efs_mounts,
+# is_mount_stunnel_proc_running, start_tls_tunnel), reading only the files it reads: every second,
+# each fs-* state in /var/run/efs whose mount is in /proc/mounts (127.0.0.1, nfs, keyed by the
+# file-safe mount point and port) gets its unmount_count reset, and when its tunnel is not running
+# (no pid, a pid that is not stunnel/efs-proxy or is gone, or another pid in <stem>+/stunnel.pid)
+# the tunnel is started from the state's cmd in a session of its own and its pid recorded (written
+# to ~<stem> and renamed, as efs-utils does). The Go driver's image has efs-proxy, this VM stunnel:
+# a cmd naming efs-proxy runs stunnel on the same config less the efs-proxy-only keys, and
+# /etc/amazon/efs is where the Go driver's link points (<conf dir>). <work>/stop ends it, with its
+# tunnels (the Go driver's container going).
+watchdog_standin() { # <conf dir> <work dir>
+  python3 - "$@" <<'PY'
+import json, os, signal, subprocess, sys, time
+STATE = "/var/run/efs"
+conf, work = sys.argv[1], sys.argv[2]
+os.makedirs(work, exist_ok=True)
+children = []
+def log(m):
+    print(time.strftime("%H:%M:%S"), m, flush=True)
+def mounts():
+    out = {}
+    for line in open("/proc/mounts"):
+        f = line.split()
+        if len(f) < 4 or not f[0].startswith("127.0.0.1") or "nfs" not in f[2]:
+            continue
+        port = next((o[5:] for o in f[3].split(",") if o.startswith("port=")), "2049")
+        out[f[1].replace("/", ".").lstrip(".") + "." + port] = f[1]
+    return out
+def running(pid, sf):
+    if not pid:
+        return False
+    try:
+        cmd = open("/proc/%d/cmdline" % pid, "rb").read()
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    if b"efs-proxy" not in cmd and b"stunnel" not in cmd:
+        return False
+    try:
+        return int(open(os.path.join(STATE, sf + "+", "stunnel.pid")).read()) == pid
+    except (OSError, ValueError):
+        return True
+def start(state, sf):
+    cmd = state["cmd"]
+    drop = ("retry_nfs_mount_command_timeout_sec", "fs_id", "region", "efs_utils_version")
+    lines = [l for l in open(cmd[1]).read().split("\n") if l.split(" = ")[0] not in drop]
+    path = os.path.join(work, "tunnel-" + sf[-5:] + ".conf")
+    with open(path, "w") as f:
+        f.write("\n".join(lines).replace("/etc/amazon/efs/", conf + "/"))
+    err = open(os.path.join(work, "tunnel-" + sf[-5:] + ".out"), "a")
+    p = subprocess.Popen(["stunnel", path], stdout=subprocess.DEVNULL, stderr=err,
+                         preexec_fn=os.setsid, close_fds=True)
+    children.append(p)
+    log("started %s for %s: pid %d (%s)" % (os.path.basename(cmd[0]), sf, p.pid, " ".join(cmd)))
+    return p.pid
+def rewrite(state, sf):
+    tmp = os.path.join(STATE, "~" + sf)
+    with open(tmp, "w") as f:
+        json.dump(state, f)
+    os.rename(tmp, os.path.join(STATE, sf))
+while not os.path.exists(os.path.join(work, "stop")):
+    m = mounts()
+    for sf in sorted(os.listdir(STATE)):
+        if not sf.startswith("fs-") or os.path.isdir(os.path.join(STATE, sf)):
+            continue
+        try:
+            state = json.load(open(os.path.join(STATE, sf)))
+        except (ValueError, OSError):
+            continue
+        if sf[sf.find(".") + 1:] not in m:
+            continue
+        state["unmount_count"] = 0
+        rewrite(state, sf)
+        if not running(state.get("pid"), sf):
+            state["pid"] = start(state, sf)
+            rewrite(state, sf)
+    for c in children[:]:
+        if c.poll() is not None:
+            children.remove(c)
+    time.sleep(1)
+for c in children:
+    try:
+        os.killpg(c.pid, signal.SIGKILL)
+    except OSError:
+        pass
+log("stopped with %d tunnels" % len(children))
+PY
+}
+
+# max_gap_ms <io log> <from ms> <to ms>: the longest time without a completed write in the window
+max_gap_ms() {
+  awk -v a="$2" -v b="$3" '$2 == "ok" { if ($1 >= a && last >= a && $1 - last > g) g = $1 - last; last = $1 }
+    $1 > b { exit } END { printf "%d", g }' "$1"
+}
+
+scenario_13() {
+  local d=$VM/s13 http=127.0.0.1:18083 vol_a=fs-12345678 vol_b=fs-12345678::fsap-0123456789abcdef0
+  local ta=$VM/mnt/s13/pods/13a1c0de-0000-4a4a-9a9a-0000000000a1/volumes/kubernetes.io~csi/pv-s13a/mount
+  local tb=$VM/mnt/s13/pods/13b2c0de-0000-4b4b-9b9b-0000000000b2/volumes/kubernetes.io~csi/pv-s13b/mount
+  local p w
+  efs_utils_mount "$d" "$ta" 20617 v1 tls || return 1
+  efs_utils_mount "$d" "$tb" 20618 v3 apiam || return 1
+  mkdir -p "$d/a" "$d/b"
+  io_loop "$ta" 4 "$d/a/w.io" "$d/a/stop" &
+  local wa=$!
+  io_loop "$tb" 4 "$d/b/w.io" "$d/b/stop" &
+  local wb=$!
+  sleep 3
+  # 1. the Go driver's container goes (its tunnels with it); our plugin takes both over
+  for p in 20617 20618; do
+    kill -9 "$(cat "$d/tunnel-$p.pid")"
+    wait "$(cat "$d/tunnel-$p.pid")" 2>/dev/null
+  done
+  local t_taken
+  local flags=(--http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs"
+    --efs-utils-config-legacy-dir-path="$d/legacy")
+  node_start "$d" 20150-20159 "${flags[@]}" || { stop_writer $wa "$d/a"; stop_writer $wb "$d/b"; return 1; }
+  await_port 20617 60 && await_port 20618 60
+  t_taken=$(now_ms)
+  fact taken_over "$(grep -c 'took over 127.0.0.1:2061[78]' "$d/node.log")"
+  sleep 5
+  # 2. the rollback: the plan from the node pod (writes nothing), then the handback, which waits
+  # for our plugin to stop and the Go driver's watchdog to poll each mount's state
+  local hb_flags=(--go-driver=v3.4.1 --state-dir="$d/state" --efs-utils-config-dir-path="$d/var-amazon-efs"
+    --efs-utils-config-legacy-dir-path="$d/legacy")
+  local before
+  before=$(cd $efs_run && find . -type f | sort | xargs md5sum | md5sum)
+  "$DIST/bin/efs-csi" handback "${hb_flags[@]}" --dry-run >"$d/dry.out" 2>&1
+  fact dry_rc $?
+  fact dry_rows "$(grep -cE '^2061[78] ' "$d/dry.out")"
+  fact dry_unchanged "$([ "$before" = "$(cd $efs_run && find . -type f | sort | xargs md5sum | md5sum)" ] && echo yes || echo no)"
+  cp "$d/dry.out" "$OUT/s13-dry.out"
+  env AWS_CONTAINER_CREDENTIALS_FULL_URI=http://169.254.170.23/v1/credentials \
+    AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token \
+    "$DIST/bin/efs-csi" handback "${hb_flags[@]}" --wait=10m >"$d/handback.out" 2>&1 &
+  local hb=$!
+  for w in $(seq 1500); do grep -q '^waiting up to' "$d/handback.out" && break; sleep 0.2; done
+  fact handback_waiting "$(grep -c '^waiting up to' "$d/handback.out")"
+  fact state_pid_before_watchdog "$(grep -l '"pid"' $efs_run/fs-12345678.*.2061[78] | wc -l)"
+  fact written_method "$(sed -n 's/.*"awsCredentialsMethod": "\([^"]*\)".*/\1/p' $efs_run/fs-12345678.*.20618)"
+  local t_stop t_wd
+  t_stop=$(now_ms)
+  node_stop # the kubelet stops our node pod: our proxies go on serving
+  t_wd=$(now_ms)
+  watchdog_standin "$d/var-amazon-efs" "$d/wd" >>"$d/wd.log" 2>&1 &
+  local wd=$!
+  for w in $(seq 3000); do [ -d /proc/$hb ] || break; sleep 0.2; done
+  wait $hb
+  fact handback_rc $?
+  cp "$d/handback.out" "$OUT/s13-handback.out"
+  local t_back
+  t_back=$(now_ms)
+  fact handed_back "$(grep -cE '^handed back 127.0.0.1:2061[78] ' "$d/handback.out")"
+  for p in 20617 20618; do
+    fact "handover_$p" "$(grep "^handed back 127.0.0.1:$p " "$d/handback.out" | sed 's/.*: released; //')"
+  done
+  fact records_after_handback "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  fact tunnels "$(for p in 20617 20618; do
+    pid=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' $efs_run/fs-12345678.*.$p)
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | awk '{ print $1 }'
+  done | paste -sd' ')"
+  sleep 8 # the pods' I/O through the Go driver's tunnels
+  # 3. forward again: the Go driver's container goes with its tunnels; our plugin takes over again
+  touch "$d/wd/stop"
+  wait $wd
+  local t_fwd
+  t_fwd=$(now_ms)
+  node_start "$d" 20150-20159 "${flags[@]}" || { stop_writer $wa "$d/a"; stop_writer $wb "$d/b"; return 1; }
+  await_port 20617 60 && await_port 20618 60
+  fact taken_again "$(grep -c 'took over 127.0.0.1:2061[78]' "$d/node.log")"
+  fact record_bind_again "$(sed -n 's/.*"bind.protocol": "\([^"]*\)".*/\1/p' "$d"/state/proxies/proxy-2061[78].json | sort -u | paste -sd' ')"
+  sleep 5
+  local t_end
+  t_end=$(now_ms)
+  stop_writer $wa "$d/a" writer_stuck_a
+  stop_writer $wb "$d/b" writer_stuck_b
+  for w in a b; do
+    fact "io_ok_$w" "$(grep -c ' ok' "$d/$w/w.io")"
+    fact "io_err_$w" "$(grep -c ' err' "$d/$w/w.io")"
+    fact "io_ok_handed_back_$w" "$(awk -v a="$t_back" -v b="$t_fwd" '$1 >= a && $1 < b && $2 == "ok"' "$d/$w/w.io" | wc -l)"
+    fact "gap_takeover_ms_$w" "$(max_gap_ms "$d/$w/w.io" "$((t_taken - 60000))" "$t_stop")"
+    fact "gap_handback_ms_$w" "$(max_gap_ms "$d/$w/w.io" "$t_wd" "$t_fwd")"
+    fact "gap_forward_ms_$w" "$(max_gap_ms "$d/$w/w.io" "$t_fwd" "$t_end")"
+  done
+  fact writer_restarts 0 # one writer process per mount from start to end ($wa, $wb)
+  ask "unpublish $vol_a $ta"
+  fact unpublish_a "$A"
+  ask "unpublish $vol_b $tb"
+  fact unpublish_b "$A"
+  fact mounts_after "$(($(mounted_at "$ta") + $(mounted_at "$tb")))"
+  fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
+  node_stop
+  cp "$d/node.log" "$OUT/s13-node.log" 2>/dev/null
+  cp "$d/wd.log" "$OUT/s13-watchdog.log" 2>/dev/null
 }
 
 # ---- dispatcher -------------------------------------------------------------------------------

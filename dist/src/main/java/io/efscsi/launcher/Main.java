@@ -90,7 +90,7 @@ public final class Main {
         }
         case "handback" -> {
           Logging.quiet();
-          yield io.efscsi.node.handback.HandbackCommand.run(rest, out, err);
+          yield io.efscsi.node.HandbackCommand.run(rest, out, err);
         }
         case "preflight" -> {
           Logging.quiet();

@@ -38,7 +38,12 @@ final class HostAdapters {
 
   /** This process's mount table. */
   static MountTable mountTable() {
-    return new ProcMountTable(ProcMountTable.SELF);
+    return mountTable(ProcMountTable.SELF);
+  }
+
+  /** The mount table in {@code file} ({@code /proc/self/mountinfo}, or another process's). */
+  static MountTable mountTable(java.nio.file.Path file) {
+    return new ProcMountTable(file);
   }
 
   /** DNS with a deadline. */

@@ -3,13 +3,9 @@ package io.efscsi.node.handback;
 import io.efscsi.node.handback.HandbackPlan.Handed;
 import io.efscsi.node.handback.HandbackPlan.Idle;
 import io.efscsi.node.handback.HandbackPlan.Refused;
-import io.efscsi.proxy.config.ProxyConfig.Keys;
 import io.efscsi.proxy.json.Json;
+import io.efscsi.supervisor.Handoff;
 import io.efscsi.supervisor.host.MountTable;
-import io.efscsi.supervisor.process.ControlClient;
-import io.efscsi.supervisor.state.ProxyRecord;
-import io.efscsi.supervisor.state.StateStore;
-import io.efscsi.supervisor.state.SupervisorLock;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -25,9 +21,9 @@ import java.util.Map;
  * A rollback to the Go driver without draining the node: every mount our proxies serve gets the
  * efs-utils state its watchdog needs ({@link EfsUtilsFiles}); once our node plugin is gone (its
  * supervisor would restart what this stops) and the Go driver's watchdog has started polling a
- * mount's state, the port is handed over ({@link PortHandover}) and our proxy's record removed, so
- * that a later roll forward takes the mount over from efs-utils again. What cannot be handed back
- * is listed before anything is written; a handback that the Go driver never comes to is undone.
+ * mount's state, the port is handed over ({@link Handoff}) and our proxy's record removed, so that
+ * a later roll forward takes the mount over from efs-utils again. What cannot be handed back is
+ * listed before anything is written; a handback that the Go driver never comes to is undone.
  */
 public final class Handback {
 
@@ -47,8 +43,7 @@ public final class Handback {
 
   private final HandbackPlanner planner;
   private final EfsUtilsFiles files;
-  private final Path stateDir;
-  private final StateStore store;
+  private final Handoff handoff;
   private final MountTable table;
   private final Timing timing;
   private final PrintStream out;
@@ -56,22 +51,20 @@ public final class Handback {
   public Handback(
       HandbackPlanner planner,
       EfsUtilsFiles files,
-      Path stateDir,
+      Handoff handoff,
       MountTable table,
       Timing timing,
-      PrintStream out)
-      throws IOException {
+      PrintStream out) {
     this.planner = planner;
     this.files = files;
-    this.stateDir = stateDir;
-    this.store = new StateStore(stateDir);
+    this.handoff = handoff;
     this.table = table;
     this.timing = timing;
     this.out = out;
   }
 
   public HandbackPlan plan() throws IOException {
-    return planner.plan(store.list(), table.read());
+    return planner.plan(handoff.proxies(), table.read());
   }
 
   /** Prints the plan; exit code 0 when all could be handed back, 1 when some would be refused. */
@@ -122,11 +115,11 @@ public final class Handback {
         "waiting up to %d min for our node plugin to stop and the Go driver's watchdog to start"
             + " (helm rollback now)%n",
         timing.patience().toMinutes());
-    while (SupervisorLock.held(stateDir)) {
+    while (handoff.supervised()) {
       if (System.nanoTime() > deadline) {
         out.printf(
             "our node plugin still runs (it holds %s); the Go driver did not come: undoing%n",
-            stateDir.resolve(SupervisorLock.FILE));
+            handoff.lockFile());
         undo(written);
         return 1;
       }
@@ -134,7 +127,6 @@ public final class Handback {
     }
     out.println("our node plugin is gone");
     int failed = 0;
-    PortHandover handover = new PortHandover(timing.listenWait(), timing.reconnectWait());
     for (Handed h : plan.handed()) {
       if (!awaitWatchdog(h, deadline)) {
         out.printf(
@@ -144,13 +136,12 @@ public final class Handback {
         failed++;
         continue;
       }
-      PortHandover.Result r = handover.handOver(h);
+      Handoff.Result r = handoff.handOver(h.record(), timing.listenWait(), timing.reconnectWait());
       if (!r.handed()) {
         out.printf("port %d: not handed over: %s%n", h.port(), r.detail());
         failed++;
         continue;
       }
-      forget(h.record());
       out.printf(
           "handed back 127.0.0.1:%d (%s): %s; tunnel listening after %s, our proxy drained after"
               + " %d ms, kernel reconnected %s%n",
@@ -191,29 +182,14 @@ public final class Handback {
     return false;
   }
 
-  private void stopIdle(ProxyRecord r) {
-    String socket = r.config().get(Keys.CONTROL_SOCKET);
+  private void stopIdle(Handoff.Held p) {
     try {
-      if (socket != null) {
-        ControlClient.ask(Path.of(socket), "drain", Duration.ofSeconds(5));
-      }
-      forget(r);
-      out.printf("stopped the idle proxy on 127.0.0.1:%d (no mount uses it)%n", r.port());
+      handoff.stop(p);
+      out.printf("stopped the idle proxy on 127.0.0.1:%d (no mount uses it)%n", p.port());
     } catch (IOException e) {
-      out.printf("cannot stop the idle proxy on 127.0.0.1:%d: %s%n", r.port(), e.getMessage());
-    }
-  }
-
-  /** Our record and files of a proxy handed over, and its certificate dir. */
-  private void forget(ProxyRecord r) throws IOException {
-    store.deleteWithFiles(r.id());
-    String cert = r.config().get(Keys.CERT_FILE);
-    Path certs = stateDir.resolve("certs").toAbsolutePath().normalize();
-    if (cert != null) {
-      Path dir = Path.of(cert).toAbsolutePath().normalize().getParent();
-      if (dir != null && dir.startsWith(certs) && !dir.equals(certs)) {
-        EfsUtilsFiles.deleteTree(dir);
-      }
+      out.printf("cannot stop the idle proxy on 127.0.0.1:%d: %s%n", p.port(), e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -1,7 +1,7 @@
 package io.efscsi.node.handback;
 
 import io.efscsi.node.iam.ClientCertificates;
-import io.efscsi.supervisor.state.ProxyRecord;
+import io.efscsi.supervisor.Handoff.Held;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -23,7 +23,7 @@ public record HandbackPlan(
   /**
    * One port handed back.
    *
-   * @param record our proxy's record
+   * @param record our proxy, as its record says
    * @param stem efs-utils' name for the mount: {@code <fs-id>.<mount point, / as .>.<port>}
    * @param fileSystemId {@code fs-…}
    * @param mountPoint the mount point efs-utils' state names (the NFS mount on the port)
@@ -36,7 +36,7 @@ public record HandbackPlan(
    * @param region the file system's region ({@code region} in efs-utils' files)
    */
   public record Handed(
-      ProxyRecord record,
+      Held record,
       String stem,
       String fileSystemId,
       String mountPoint,
@@ -72,10 +72,10 @@ public record HandbackPlan(
       Path ourKey) {}
 
   /** A proxy no mount uses. */
-  public record Idle(ProxyRecord record) {}
+  public record Idle(Held record) {}
 
   /** A proxy left as it is, and why. */
-  public record Refused(ProxyRecord record, List<String> mountPoints, String reason) {
+  public record Refused(Held record, List<String> mountPoints, String reason) {
 
     public Refused {
       mountPoints = List.copyOf(mountPoints);

@@ -15,9 +15,9 @@ import io.efscsi.node.takeover.UnusableStateException;
 import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
 import io.efscsi.proxy.config.ConfigException;
 import io.efscsi.proxy.config.ProxyConfig;
+import io.efscsi.supervisor.Handoff.Held;
 import io.efscsi.supervisor.host.MountInfo;
 import io.efscsi.supervisor.host.MountPresence;
-import io.efscsi.supervisor.state.ProxyRecord;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,13 +69,13 @@ public final class HandbackPlanner {
         region.or(() -> Optional.ofNullable(env.get("AWS_REGION")).filter(r -> !r.isBlank()));
   }
 
-  public HandbackPlan plan(List<ProxyRecord> records, List<MountInfo> table) throws IOException {
+  public HandbackPlan plan(List<Held> records, List<MountInfo> table) throws IOException {
     Map<Integer, List<MountInfo>> byPort = MountPresence.byPort(table);
     List<EfsUtilsDirs.Stored> stored = dirs.list();
     List<Handed> handed = new ArrayList<>();
     List<Idle> idle = new ArrayList<>();
     List<Refused> refused = new ArrayList<>();
-    for (ProxyRecord r : records) {
+    for (Held r : records) {
       List<String> points =
           byPort.getOrDefault(r.port(), List.of()).stream().map(MountInfo::mountPoint).toList();
       if (points.isEmpty()) {
@@ -91,12 +91,12 @@ public final class HandbackPlanner {
     return new HandbackPlan(release, handed, idle, refused);
   }
 
-  private Handed handed(ProxyRecord r, List<String> points, List<EfsUtilsDirs.Stored> stored)
+  private Handed handed(Held r, List<String> points, List<EfsUtilsDirs.Stored> stored)
       throws UnusableStateException {
-    if (r.move().isPresent()) {
+    if (r.moving().isPresent()) {
       throw new UnusableStateException(
           "a rolling proxy upgrade is moving it ("
-              + r.move().get().phase()
+              + r.moving().get()
               + "); run the handback again once the move is done");
     }
     if (r.pid() <= 0) {

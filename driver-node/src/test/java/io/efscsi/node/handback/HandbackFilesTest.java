@@ -15,8 +15,8 @@ import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
 import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.proxy.config.ProxyConfig.Keys;
 import io.efscsi.proxy.json.Json;
+import io.efscsi.supervisor.Handoff.Held;
 import io.efscsi.supervisor.ProxySpec;
-import io.efscsi.supervisor.state.ProxyRecord;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -53,7 +53,7 @@ class HandbackFilesTest extends HandbackFixture {
   @EnumSource(EfsUtilsRelease.class)
   void eachLineGetsWhatMountEfsWritesAndTheTakeoverReadsItBackToOurProxy(EfsUtilsRelease r)
       throws Exception {
-    ProxyRecord record =
+    Held record =
         tlsRecord(Optional.of(EfsUtilsSamples.AP), true, IamCredentialsSource.DEFAULT_CHAIN);
     HandbackPlan plan =
         planner(r, Map.of())
@@ -133,18 +133,15 @@ class HandbackFilesTest extends HandbackFixture {
     config.put(Keys.SERVER_NAME, DNS);
     config.put(Keys.VERIFY_HOSTNAME, "false");
     config.put(Keys.BIND, "awsfile-v3");
-    ProxyRecord record =
-        new ProxyRecord(
+    Held record =
+        new Held(
             "proxy-" + PORT,
             FS + "|-|10.0.1.23:2049|notls|" + DNS + "|noiam|-|verify|-|-|-",
             PORT,
             4242,
-            1,
-            "",
             config,
             Set.of(STAGING),
-            0,
-            1L);
+            Optional.empty());
     Handed h =
         planner(EfsUtilsRelease.V3, Map.of())
             .plan(List.of(record), List.of(mount(10, STAGING, PORT)))

@@ -6,8 +6,8 @@ import io.efscsi.node.takeover.EfsUtilsDirs;
 import io.efscsi.node.takeover.EfsUtilsSamples;
 import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
 import io.efscsi.proxy.config.ProxyConfig.Keys;
+import io.efscsi.supervisor.Handoff.Held;
 import io.efscsi.supervisor.host.MountInfo;
-import io.efscsi.supervisor.state.ProxyRecord;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
@@ -77,8 +77,7 @@ abstract class HandbackFixture {
   }
 
   /** Our proxy for a TLS volume, as the node plugin leaves it: record, certificate, request. */
-  ProxyRecord tlsRecord(Optional<String> ap, boolean iam, IamCredentialsSource creds)
-      throws Exception {
+  Held tlsRecord(Optional<String> ap, boolean iam, IamCredentialsSource creds) throws Exception {
     ClientCertificates.Request request =
         new ClientCertificates.Request(FS, ap, iam, creds, EfsUtilsSamples.REGION);
     Path keyDir = ours().resolve("certs/0a1b2c3d");
@@ -109,6 +108,6 @@ abstract class HandbackFixture {
             creds.awsProfile().orElse("-"),
             creds.roleArn().orElse("-"),
             creds.jwtPath().orElse("-"));
-    return new ProxyRecord("proxy-" + PORT, key, PORT, 4242, 1, "", config, Set.of(STAGING), 0, 1L);
+    return new Held("proxy-" + PORT, key, PORT, 4242, config, Set.of(STAGING), Optional.empty());
   }
 }

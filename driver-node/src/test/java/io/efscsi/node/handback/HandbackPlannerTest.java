@@ -12,6 +12,8 @@ import io.efscsi.node.takeover.EfsUtilsSamples;
 import io.efscsi.node.takeover.EfsUtilsStateParser;
 import io.efscsi.node.takeover.TakeoverPlanner;
 import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
+import io.efscsi.supervisor.Handoff;
+import io.efscsi.supervisor.Handoff.Held;
 import io.efscsi.supervisor.host.MountInfo;
 import io.efscsi.supervisor.state.ProxyRecord;
 import java.io.ByteArrayOutputStream;
@@ -31,24 +33,33 @@ class HandbackPlannerTest extends HandbackFixture {
 
   static final List<MountInfo> TABLE = List.of(mount(10, STAGING, PORT));
 
-  ProxyRecord record() throws Exception {
+  Held record() throws Exception {
     return tlsRecord(Optional.empty(), false, IamCredentialsSource.DEFAULT_CHAIN);
   }
 
-  String refusal(EfsUtilsRelease r, ProxyRecord record, List<MountInfo> table) throws Exception {
+  String refusal(EfsUtilsRelease r, Held record, List<MountInfo> table) throws Exception {
     HandbackPlan plan = planner(r, Map.of()).plan(List.of(record), table);
     assertEquals(List.of(), plan.handed(), "refused, not handed");
     assertEquals(1, plan.refused().size());
     return plan.refused().getFirst().reason();
   }
 
-  static ProxyRecord withKey(ProxyRecord r, String key) {
-    return new ProxyRecord(r.id(), key, r.port(), r.pid(), 1, "", r.config(), r.users(), 0, 1L);
+  static Held with(Held r, String key, long pid, Set<String> users, Optional<String> moving) {
+    return new Held(r.id(), key, r.port(), pid, r.config(), users, moving);
+  }
+
+  static Held withKey(Held r, String key) {
+    return with(r, key, r.pid(), r.users(), r.moving());
+  }
+
+  /** As the supervisor writes it. */
+  static ProxyRecord record(Held h) {
+    return new ProxyRecord(h.id(), h.key(), h.port(), h.pid(), 1, "", h.config(), h.users(), 0, 1L);
   }
 
   @Test
   void whatEfsUtilsCannotDoIsRefusedWithItsReason() throws Exception {
-    ProxyRecord r = record();
+    Held r = record();
     assertTrue(
         refusal(EfsUtilsRelease.V3, withKey(r, "s3files:" + r.key()), TABLE)
             .startsWith("an S3 Files volume: efs-utils mounts S3 Files with read bypass"));
@@ -56,23 +67,25 @@ class HandbackPlannerTest extends HandbackFixture {
     plain.put("tls", "false");
     plain.remove("tls.cert-file");
     plain.remove("tls.key-file");
-    ProxyRecord notls =
-        new ProxyRecord(r.id(), r.key(), PORT, 4242, 1, "", plain, r.users(), 0, 1L);
+    Held notls = new Held(r.id(), r.key(), PORT, 4242, plain, r.users(), Optional.empty());
     assertEquals(
         "efs-utils 1.3x mounts without TLS straight to the mount target: there is no tunnel to"
             + " hand port 20417 to",
         refusal(EfsUtilsRelease.V1, notls, TABLE));
     assertEquals(
         "no proxy process runs for it (pid 0 in its record)",
-        refusal(EfsUtilsRelease.V3, r.withProcess(0, 0, ""), TABLE));
+        refusal(EfsUtilsRelease.V3, with(r, r.key(), 0, r.users(), Optional.empty()), TABLE));
     assertTrue(
         refusal(
                 EfsUtilsRelease.V3,
-                r.withMove(Optional.of(new ProxyRecord.Move("launching", 0, 0, ""))),
+                with(r, r.key(), r.pid(), r.users(), Optional.of("launching")),
                 TABLE)
             .startsWith("a rolling proxy upgrade is moving it (launching)"));
     assertTrue(
-        refusal(EfsUtilsRelease.V3, r.withUsers(Set.of("/elsewhere")), TABLE)
+        refusal(
+                EfsUtilsRelease.V3,
+                with(r, r.key(), r.pid(), Set.of("/elsewhere"), Optional.empty()),
+                TABLE)
             .startsWith(
                 "none of its volumes' staging paths [/elsewhere] is mounted on port 20417"));
     Files.delete(Path.of(r.config().get("tls.cert-file")).resolveSibling("request.properties"));
@@ -83,7 +96,7 @@ class HandbackPlannerTest extends HandbackFixture {
 
   @Test
   void aStaleStateOnThePortAndATakenOverMountWhoseStateIsGoneAreRefused() throws Exception {
-    ProxyRecord r = record();
+    Held r = record();
     EfsUtilsSamples stale = new EfsUtilsSamples();
     stale.mountPoint = "/var/lib/kubelet/pods/x/volumes/kubernetes.io~csi/old/mount";
     stale.port = PORT;
@@ -98,8 +111,13 @@ class HandbackPlannerTest extends HandbackFixture {
     Files.delete(dirs().stateDir().resolve(stale.stem()));
     EfsUtilsSamples gone = new EfsUtilsSamples();
     gone.port = PORT;
-    ProxyRecord takenOver =
-        withKey(r, TakeoverPlanner.KEY_PREFIX + gone.stem()).withUsers(Set.of(gone.mountPoint));
+    Held takenOver =
+        with(
+            r,
+            TakeoverPlanner.KEY_PREFIX + gone.stem(),
+            r.pid(),
+            Set.of(gone.mountPoint),
+            Optional.empty());
     assertTrue(
         refusal(EfsUtilsRelease.V3, takenOver, List.of(mount(12, gone.mountPoint, PORT)))
             .startsWith("efs-utils' state " + gone.stem() + " of this taken-over mount is gone"));
@@ -139,18 +157,15 @@ class HandbackPlannerTest extends HandbackFixture {
     config.put("tls.cert-file", ourCopy.certificate().toString());
     config.put("tls.key-file", ourCopy.privateKey().toString());
     config.put("bind.protocol", "awsfile-v3");
-    ProxyRecord takenOver =
-        new ProxyRecord(
+    Held takenOver =
+        new Held(
             "proxy-" + PORT,
             TakeoverPlanner.KEY_PREFIX + made.stem(),
             PORT,
             4242,
-            1,
-            "",
             config,
             Set.of(made.mountPoint),
-            0,
-            1L);
+            Optional.empty());
     Map<String, String> env =
         Map.of(
             "AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://169.254.170.23/v1/credentials",
@@ -191,8 +206,7 @@ class HandbackPlannerTest extends HandbackFixture {
 
   @Test
   void anotherSharedKeyGetsANewCertificateWithTheSameIdentity() throws Exception {
-    ProxyRecord r =
-        tlsRecord(Optional.of(EfsUtilsSamples.AP), true, IamCredentialsSource.DEFAULT_CHAIN);
+    Held r = tlsRecord(Optional.of(EfsUtilsSamples.AP), true, IamCredentialsSource.DEFAULT_CHAIN);
     Files.createDirectories(dirs().configDir());
     // a key of another process, as efs-utils' genpkey leaves it (PKCS#8 PEM)
     java.security.KeyPairGenerator g = java.security.KeyPairGenerator.getInstance("RSA");
@@ -262,32 +276,35 @@ class HandbackPlannerTest extends HandbackFixture {
 
   @Test
   void theDryRunPrintsThePlanAndWritesNothing() throws Exception {
-    ProxyRecord handed = record();
-    ProxyRecord idle =
-        new ProxyRecord(
-            "proxy-20418", handed.key(), 20418, 4243, 1, "", handed.config(), Set.of("/x"), 0, 1L);
-    ProxyRecord s3 =
-        new ProxyRecord(
+    Held handed = record();
+    Held idle =
+        new Held(
+            "proxy-20418",
+            handed.key(),
+            20418,
+            4243,
+            handed.config(),
+            Set.of("/x"),
+            Optional.empty());
+    Held s3 =
+        new Held(
             "proxy-20419",
             "s3files:" + handed.key(),
             20419,
             4244,
-            1,
-            "",
             handed.config(),
             Set.of("/s3"),
-            0,
-            1L);
+            Optional.empty());
     io.efscsi.supervisor.state.StateStore store = new io.efscsi.supervisor.state.StateStore(ours());
-    store.write(handed);
-    store.write(idle);
-    store.write(s3);
+    store.write(record(handed));
+    store.write(record(idle));
+    store.write(record(s3));
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     Handback hb =
         new Handback(
             planner(EfsUtilsRelease.V3, Map.of()),
             files(EfsUtilsRelease.V3),
-            ours(),
+            Handoff.of(ours()),
             () -> List.of(mount(10, STAGING, PORT), mount(11, "/s3", 20419)),
             Handback.Timing.DEFAULT,
             new PrintStream(bytes, true, StandardCharsets.UTF_8));

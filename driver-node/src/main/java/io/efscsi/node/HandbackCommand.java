@@ -1,12 +1,17 @@
-package io.efscsi.node.handback;
+package io.efscsi.node;
 
 import io.efscsi.common.config.Flag;
 import io.efscsi.common.config.FlagSet;
 import io.efscsi.common.config.Flags;
 import io.efscsi.common.config.UsageException;
+import io.efscsi.node.handback.EfsUtilsFiles;
+import io.efscsi.node.handback.EfsUtilsRelease;
+import io.efscsi.node.handback.Handback;
+import io.efscsi.node.handback.HandbackPlanner;
 import io.efscsi.node.iam.IssuedCertificates;
 import io.efscsi.node.iam.SdkCredentialsProviders;
 import io.efscsi.node.takeover.EfsUtilsDirs;
+import io.efscsi.supervisor.Handoff;
 import io.efscsi.supervisor.host.ProcMountTable;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -18,12 +23,13 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * {@code efs-csi handback --go-driver VERSION [--dry-run] [--go-on] [--wait 30m] …}: hands every
- * mount our proxies serve on this node back to the Go driver's efs-utils (docs/migration.md,
- * "Rollback without draining"). {@code --dry-run} prints the plan and writes nothing (it runs in
- * the node pod); the handback itself runs in the handback pod the chart renders for one node, which
- * outlives the node pod. Exit codes: 0 every mount handed back (or could be, for a dry run), 1 some
- * not (the reasons are printed), 2 bad flags.
+ * The wiring of {@code efs-csi handback} on this host's real adapters (the work is in {@link
+ * io.efscsi.node.handback}): {@code efs-csi handback --go-driver VERSION [--dry-run] [--go-on]
+ * [--wait 30m] …}: hands every mount our proxies serve on this node back to the Go driver's
+ * efs-utils (docs/migration.md, "Rollback without draining"). {@code --dry-run} prints the plan and
+ * writes nothing (it runs in the node pod); the handback itself runs in the handback pod the chart
+ * renders for one node, which outlives the node pod. Exit codes: 0 every mount handed back (or
+ * could be, for a dry run), 1 some not (the reasons are printed), 2 bad flags.
  */
 public final class HandbackCommand {
 
@@ -104,7 +110,7 @@ public final class HandbackCommand {
     String stsRegion =
         region.orElse(
             env.getOrDefault("AWS_REGION", env.getOrDefault("AWS_DEFAULT_REGION", "us-east-1")));
-    try (SdkCredentialsProviders credentials = new SdkCredentialsProviders(stsRegion)) {
+    try (SdkCredentialsProviders credentials = HostAdapters.credentials().apply(stsRegion)) {
       Handback handback =
           new Handback(
               new HandbackPlanner(release, dirs, env, region),
@@ -115,8 +121,8 @@ public final class HandbackCommand {
                   stateDir,
                   IssuedCertificates.commonName(),
                   binary),
-              stateDir,
-              new ProcMountTable(Path.of(flags.string("mountinfo"))),
+              Handoff.of(stateDir),
+              HostAdapters.mountTable(Path.of(flags.string("mountinfo"))),
               new Handback.Timing(
                   flags.duration("wait"),
                   Duration.ofMillis(100),

@@ -1,0 +1,257 @@
+package io.efscsi.supervisor;
+
+import io.efscsi.proxy.config.ProxyConfig.Keys;
+import io.efscsi.supervisor.process.ControlClient;
+import io.efscsi.supervisor.state.ProxyRecord;
+import io.efscsi.supervisor.state.StateStore;
+import io.efscsi.supervisor.state.SupervisorLock;
+import io.efscsi.supervisor.upgrade.ListenerHandover;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * A state dir's proxies handed to another program on their ports, with no supervisor running (a
+ * rollback to the Go driver: efs-utils' watchdog starts its own tunnels). The kernel's mount is
+ * never left without a listener it can reach: the proxy lets the port go ({@code release}) and
+ * keeps relaying the kernel's connection; once the other tunnel listens, the proxy relays the
+ * replies still due and ends the connection ({@code drain}), and the kernel reconnects to the
+ * tunnel at its next request. A proxy handed over is forgotten: its record, files and certificate
+ * dir go, so that a supervisor started later does not start it again.
+ */
+public final class Handoff {
+
+  /**
+   * One proxy as its record describes it.
+   *
+   * @param key its mount key
+   * @param config its proxy configuration (proxy-core's keys)
+   * @param users its users (staging paths, or a taken-over mount's mount points)
+   * @param moving the phase of a rolling-upgrade move in flight, if any
+   */
+  public record Held(
+      String id,
+      String key,
+      int port,
+      long pid,
+      Map<String, String> config,
+      Set<String> users,
+      Optional<String> moving) {
+
+    public Held {
+      config = Map.copyOf(config);
+      users = Set.copyOf(users);
+    }
+  }
+
+  /**
+   * How one hand-over went; times from the port being let go.
+   *
+   * @param tunnelListeningMs when the other tunnel listened (-1: not waited for)
+   * @param drainedMs when our proxy had ended the kernel's connection and exited
+   * @param reconnectedMs when the kernel had a new connection to the port
+   */
+  public record Result(
+      int port,
+      boolean handed,
+      String detail,
+      long tunnelListeningMs,
+      long drainedMs,
+      Optional<Long> reconnectedMs) {}
+
+  private static final Duration ASK = Duration.ofSeconds(5);
+  private static final Duration EXIT = Duration.ofSeconds(5);
+
+  private final Path stateDir;
+  private final StateStore store;
+
+  private Handoff(Path stateDir) throws IOException {
+    this.stateDir = stateDir;
+    this.store = new StateStore(stateDir);
+  }
+
+  /** The proxies of {@code stateDir} on this host. */
+  public static Handoff of(Path stateDir) throws IOException {
+    return new Handoff(stateDir);
+  }
+
+  public Path stateDir() {
+    return stateDir;
+  }
+
+  /** Every proxy the state dir records, by port. */
+  public List<Held> proxies() throws IOException {
+    List<Held> out = new ArrayList<>();
+    for (ProxyRecord r : store.list()) {
+      out.add(
+          new Held(
+              r.id(),
+              r.key(),
+              r.port(),
+              r.pid(),
+              r.config(),
+              r.users(),
+              r.move().map(ProxyRecord.Move::phase)));
+    }
+    return out;
+  }
+
+  /** Whether a supervisor runs on the state dir (it would start again what this stops). */
+  public boolean supervised() throws IOException {
+    return SupervisorLock.held(stateDir);
+  }
+
+  /** The lock file a running supervisor holds, for messages. */
+  public Path lockFile() {
+    return stateDir.resolve(SupervisorLock.FILE);
+  }
+
+  /**
+   * Hands {@code p}'s port to the program that binds it next: {@code listenWait} is how long that
+   * may take once the port is let go, {@code reconnectWait} how long to watch for the kernel's new
+   * connection (an idle mount makes none until its next request).
+   */
+  public Result handOver(Held p, Duration listenWait, Duration reconnectWait)
+      throws IOException, InterruptedException {
+    int port = p.port();
+    String socket = p.config().get(Keys.CONTROL_SOCKET);
+    if (socket == null) {
+      return new Result(port, false, "its proxy has no control socket", -1, -1, Optional.empty());
+    }
+    Path control = Path.of(socket);
+    Set<Long> before = served(port);
+    long t0 = System.nanoTime();
+    String answer = ControlClient.ask(control, "release", ASK);
+    long listening;
+    String how;
+    if (answer.startsWith("ok released")) {
+      Optional<Long> tunnel = Optional.empty();
+      long until = t0 + listenWait.toNanos();
+      while (tunnel.isEmpty() && System.nanoTime() < until) {
+        tunnel = ListenerHandover.listeningInode(port);
+        if (tunnel.isEmpty()) {
+          Thread.sleep(10);
+        }
+      }
+      if (tunnel.isEmpty()) {
+        return new Result(
+            port,
+            false,
+            "nothing listened on the port within "
+                + listenWait.toSeconds()
+                + " s of our proxy letting it go; our proxy still relays the mount's connection"
+                + " but takes no new one",
+            -1,
+            -1,
+            Optional.empty());
+      }
+      listening = ms(t0);
+      how = "released";
+    } else if (answer.contains("unknown command")) {
+      // a proxy of a release before `release`: the port goes with the connection, at once
+      listening = -1;
+      how = "drained at once (its proxy predates release)";
+    } else {
+      return new Result(port, false, "our proxy answered " + answer, -1, -1, Optional.empty());
+    }
+    String drained = ControlClient.ask(control, "drain", ASK);
+    if (!drained.startsWith("ok draining")) {
+      return new Result(
+          port, false, "our proxy answered drain with " + drained, listening, -1, Optional.empty());
+    }
+    awaitExit(p.pid());
+    long drainedMs = ms(t0);
+    Optional<Long> reconnected = Optional.empty();
+    long until = System.nanoTime() + reconnectWait.toNanos();
+    while (reconnected.isEmpty() && System.nanoTime() < until) {
+      Set<Long> now = served(port);
+      now.removeAll(before);
+      if (!now.isEmpty()) {
+        reconnected = Optional.of(ms(t0));
+      } else {
+        Thread.sleep(10);
+      }
+    }
+    forget(p);
+    return new Result(port, true, how, listening, drainedMs, reconnected);
+  }
+
+  /** Stops a proxy no mount uses and forgets it. */
+  public void stop(Held p) throws IOException, InterruptedException {
+    String socket = p.config().get(Keys.CONTROL_SOCKET);
+    if (socket != null) {
+      ControlClient.ask(Path.of(socket), "drain", ASK);
+      awaitExit(p.pid());
+    }
+    forget(p);
+  }
+
+  private static void awaitExit(long pid) throws InterruptedException {
+    long by = System.nanoTime() + EXIT.toNanos();
+    while (pid > 0 && Files.exists(Path.of("/proc/" + pid)) && System.nanoTime() < by) {
+      Thread.sleep(10);
+    }
+  }
+
+  /** Its record and files, and its certificate dir (under the state dir's {@code certs}). */
+  private void forget(Held p) throws IOException {
+    store.deleteWithFiles(p.id());
+    String cert = p.config().get(Keys.CERT_FILE);
+    Path certs = stateDir.resolve("certs").toAbsolutePath().normalize();
+    if (cert != null) {
+      Path dir = Path.of(cert).toAbsolutePath().normalize().getParent();
+      if (dir != null && dir.startsWith(certs) && !dir.equals(certs) && Files.isDirectory(dir)) {
+        try (Stream<Path> walk = Files.walk(dir)) {
+          for (Path f : walk.sorted(Comparator.reverseOrder()).toList()) {
+            Files.deleteIfExists(f);
+          }
+        }
+      }
+    }
+  }
+
+  private static long ms(long t0) {
+    return (System.nanoTime() - t0) / 1_000_000;
+  }
+
+  /**
+   * The inodes of the established sockets whose local end is 127.0.0.1:port (the server ends of the
+   * kernel's connections), from {@code /proc/net/tcp} and {@code tcp6}: read only, as a probe that
+   * connected would be taken for a kernel connection.
+   */
+  static Set<Long> served(int port) throws IOException {
+    Set<Long> out = new HashSet<>();
+    served(Path.of("/proc/net/tcp"), String.format("0100007F:%04X", port), out);
+    served(
+        Path.of("/proc/net/tcp6"),
+        String.format("0000000000000000FFFF00000100007F:%04X", port),
+        out);
+    return out;
+  }
+
+  private static void served(Path table, String local, Set<Long> out) throws IOException {
+    if (!Files.exists(table)) {
+      return;
+    }
+    List<String> lines = Files.readAllLines(table, StandardCharsets.US_ASCII);
+    for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
+      String[] f = line.strip().split("\\s+");
+      if (f.length > 9 && f[1].equals(local) && f[3].equals("01")) { // ESTABLISHED
+        long inode = Long.parseLong(f[9]);
+        if (inode != 0) {
+          out.add(inode);
+        }
+      }
+    }
+  }
+}
