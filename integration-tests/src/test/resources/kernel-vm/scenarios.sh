@@ -1470,8 +1470,20 @@ PY
 
 # max_gap_ms <io log> <from ms> <to ms>: the longest time without a completed write in the window
 max_gap_ms() {
-  awk -v a="$2" -v b="$3" '$2 == "ok" { if ($1 >= a && last >= a && $1 - last > g) g = $1 - last; last = $1 }
+  awk -v a="$2" -v b="$3" '$2 == "ok" { if ($1 >= a && last > 0 && $1 - last > g) g = $1 - last; last = $1 }
     $1 > b { exit } END { printf "%d", g }' "$1"
+}
+
+# s13_takeovers <fact> <count> <since ms>: waits (60 s at most) for the plugin's log to hold <count>
+# takeovers of the two ports; the count and the time they took as facts.
+s13_takeovers() {
+  local w
+  for w in $(seq 300); do
+    [ "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")" -ge "$2" ] && break
+    sleep 0.2
+  done
+  fact "$1" "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")"
+  fact "$1_ms" $(($(now_ms) - $3))
 }
 
 scenario_13() {
@@ -1480,31 +1492,32 @@ scenario_13() {
   local tb=$VM/mnt/s13/pods/13b2c0de-0000-4b4b-9b9b-0000000000b2/volumes/kubernetes.io~csi/pv-s13b/mount
   local p w
   efs_utils_mount "$d" "$ta" 20617 v1 tls || return 1
-  efs_utils_mount "$d" "$tb" 20618 v3 apiam || return 1
+  # on the second server: one kernel client per mount, so each port carries its own mount
+  CONNECT=$TLS_PORT_B efs_utils_mount "$d" "$tb" 20618 v3 apiam || return 1
   mkdir -p "$d/a" "$d/b"
   io_loop "$ta" 4 "$d/a/w.io" "$d/a/stop" &
   local wa=$!
   io_loop "$tb" 4 "$d/b/w.io" "$d/b/stop" &
   local wb=$!
-  sleep 3
-  # 1. the Go driver's container goes (its tunnels with it); our plugin takes both over
+  local flags=(--http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs"
+    --efs-utils-config-legacy-dir-path="$d/legacy")
+  # 1. our plugin comes up while the Go driver's tunnels still serve (it waits for them), then
+  # the Go driver's container goes with its tunnels and the next pass takes both over
+  node_start "$d" 20150-20159 "${flags[@]}" || { stop_writer $wa "$d/a"; stop_writer $wb "$d/b"; return 1; }
+  local t_kill
+  t_kill=$(now_ms)
   for p in 20617 20618; do
     kill -9 "$(cat "$d/tunnel-$p.pid")"
     wait "$(cat "$d/tunnel-$p.pid")" 2>/dev/null
   done
-  local t_taken
-  local flags=(--http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs"
-    --efs-utils-config-legacy-dir-path="$d/legacy")
-  node_start "$d" 20150-20159 "${flags[@]}" || { stop_writer $wa "$d/a"; stop_writer $wb "$d/b"; return 1; }
-  await_port 20617 60 && await_port 20618 60
-  t_taken=$(now_ms)
-  fact taken_over "$(grep -c 'took over 127.0.0.1:2061[78]' "$d/node.log")"
+  s13_takeovers taken_over 2 "$t_kill"
   sleep 5
   # 2. the rollback: the plan from the node pod (writes nothing), then the handback, which waits
   # for our plugin to stop and the Go driver's watchdog to poll each mount's state
   local hb_flags=(--go-driver=v3.4.1 --state-dir="$d/state" --efs-utils-config-dir-path="$d/var-amazon-efs"
     --efs-utils-config-legacy-dir-path="$d/legacy")
-  local before
+  local before t_plan
+  t_plan=$(now_ms)
   before=$(cd $efs_run && find . -type f | sort | xargs md5sum | md5sum)
   "$DIST/bin/efs-csi" handback "${hb_flags[@]}" --dry-run >"$d/dry.out" 2>&1
   fact dry_rc $?
@@ -1519,9 +1532,8 @@ scenario_13() {
   fact handback_waiting "$(grep -c '^waiting up to' "$d/handback.out")"
   fact state_pid_before_watchdog "$(grep -l '"pid"' $efs_run/fs-12345678.*.2061[78] | wc -l)"
   fact written_method "$(sed -n 's/.*"awsCredentialsMethod": "\([^"]*\)".*/\1/p' $efs_run/fs-12345678.*.20618)"
-  local t_stop t_wd
-  t_stop=$(now_ms)
   node_stop # the kubelet stops our node pod: our proxies go on serving
+  local t_wd
   t_wd=$(now_ms)
   watchdog_standin "$d/var-amazon-efs" "$d/wd" >>"$d/wd.log" 2>&1 &
   local wd=$!
@@ -1541,14 +1553,14 @@ scenario_13() {
     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | awk '{ print $1 }'
   done | paste -sd' ')"
   sleep 8 # the pods' I/O through the Go driver's tunnels
-  # 3. forward again: the Go driver's container goes with its tunnels; our plugin takes over again
+  # 3. forward again: our plugin comes up beside the Go driver's (it waits), the Go driver's
+  # container goes with its tunnels, and the next pass takes both over again
+  node_start "$d" 20150-20159 "${flags[@]}" || { touch "$d/wd/stop"; stop_writer $wa "$d/a"; stop_writer $wb "$d/b"; return 1; }
+  local t_wdstop
+  t_wdstop=$(now_ms)
   touch "$d/wd/stop"
   wait $wd
-  local t_fwd
-  t_fwd=$(now_ms)
-  node_start "$d" 20150-20159 "${flags[@]}" || { stop_writer $wa "$d/a"; stop_writer $wb "$d/b"; return 1; }
-  await_port 20617 60 && await_port 20618 60
-  fact taken_again "$(grep -c 'took over 127.0.0.1:2061[78]' "$d/node.log")"
+  s13_takeovers taken_again 4 "$t_wdstop"
   fact record_bind_again "$(sed -n 's/.*"bind.protocol": "\([^"]*\)".*/\1/p' "$d"/state/proxies/proxy-2061[78].json | sort -u | paste -sd' ')"
   sleep 5
   local t_end
@@ -1556,12 +1568,14 @@ scenario_13() {
   stop_writer $wa "$d/a" writer_stuck_a
   stop_writer $wb "$d/b" writer_stuck_b
   for w in a b; do
+    cp "$d/$w/w.io" "$OUT/s13-$w.io"
     fact "io_ok_$w" "$(grep -c ' ok' "$d/$w/w.io")"
     fact "io_err_$w" "$(grep -c ' err' "$d/$w/w.io")"
-    fact "io_ok_handed_back_$w" "$(awk -v a="$t_back" -v b="$t_fwd" '$1 >= a && $1 < b && $2 == "ok"' "$d/$w/w.io" | wc -l)"
-    fact "gap_takeover_ms_$w" "$(max_gap_ms "$d/$w/w.io" "$((t_taken - 60000))" "$t_stop")"
-    fact "gap_handback_ms_$w" "$(max_gap_ms "$d/$w/w.io" "$t_wd" "$t_fwd")"
-    fact "gap_forward_ms_$w" "$(max_gap_ms "$d/$w/w.io" "$t_fwd" "$t_end")"
+    fact "io_err_first_$w" "$(grep ' err' "$d/$w/w.io" | head -1)"
+    fact "io_ok_handed_back_$w" "$(awk -v a="$t_back" -v b="$t_wdstop" '$1 >= a && $1 < b && $2 == "ok"' "$d/$w/w.io" | wc -l)"
+    fact "gap_takeover_ms_$w" "$(max_gap_ms "$d/$w/w.io" "$t_kill" "$t_plan")"
+    fact "gap_handback_ms_$w" "$(max_gap_ms "$d/$w/w.io" "$t_wd" "$t_back")"
+    fact "gap_forward_ms_$w" "$(max_gap_ms "$d/$w/w.io" "$t_wdstop" "$t_end")"
   done
   fact writer_restarts 0 # one writer process per mount from start to end ($wa, $wb)
   ask "unpublish $vol_a $ta"

@@ -33,7 +33,7 @@ import java.util.Optional;
  */
 public final class HandbackCommand {
 
-  private static final List<Flag> FLAGS =
+  public static final List<Flag> FLAGS =
       List.of(
           Flag.string(
               "go-driver",

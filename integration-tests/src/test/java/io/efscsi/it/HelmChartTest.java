@@ -301,7 +301,7 @@ class HelmChartTest {
   }
 
   /** The message of helm template's refusal of the defaults with {@code set}. */
-  private static String refusal(Map<String, Object> set) {
+  static String refusal(Map<String, Object> set) {
     return refusal("defaults", set);
   }
 

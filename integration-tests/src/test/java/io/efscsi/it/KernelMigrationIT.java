@@ -81,7 +81,9 @@ class KernelMigrationIT extends KernelVmFixture {
         "-");
   }
 
-  /** {@code handed back …: released; tunnel listening after N ms, …, kernel reconnected after M ms} */
+  /**
+   * {@code handed back …: released; tunnel listening after N ms, …, kernel reconnected after M ms}
+   */
   private static final Pattern HANDOVER =
       Pattern.compile(
           "tunnel listening after (\\d+) ms, our proxy drained after (\\d+) ms, kernel reconnected"
@@ -113,7 +115,11 @@ class KernelMigrationIT extends KernelVmFixture {
       f.that(
           Long.parseLong(m.group(1)) <= Long.parseLong(m.group(2)),
           "the watchdog's tunnel listened before our proxy let the kernel's connection go");
-      reconnect[i++] = Long.parseLong(m.group(3)) - Long.parseLong(m.group(2));
+      reconnect[i] = Long.parseLong(m.group(3)) - Long.parseLong(m.group(2));
+      f.that(
+          reconnect[i] < 10_000,
+          "the kernel reconnected to the tunnel " + reconnect[i] + " ms after our proxy's drain");
+      i++;
     }
     f.eq("records_after_handback", "0");
     f.eq("tunnels", "stunnel stunnel");
@@ -122,7 +128,7 @@ class KernelMigrationIT extends KernelVmFixture {
     f.eq("record_bind_again", "awsfile-v3");
     for (String w : new String[] {"a", "b"}) {
       f.eq("writer_stuck_" + w, "no");
-      f.zeros("io_err_" + w);
+      f.that(f.num("io_err_" + w) == 0, "no I/O error: " + f.get("io_err_first_" + w));
       f.that(f.num("io_ok_handed_back_" + w) > 0, "writes went through the Go driver's tunnel");
     }
     f.eq("writer_restarts", "0");
@@ -134,15 +140,20 @@ class KernelMigrationIT extends KernelVmFixture {
             + " mount (3.x) taken over, handed back to efs-utils' watchdog (3.x files), taken over"
             + " again",
         ("fsync'd 4 MiB writes on both the whole time: 0 I/O errors, the writers never restarted;"
-                + " each port went to the watchdog's tunnel only once it listened, the kernel"
-                + " reconnected %d / %d ms after our proxy let its connection go; longest wait"
-                + " for a write around the handback %d / %d ms, around the roll forward %d / %d"
-                + " ms; %d / %d writes through the Go driver's tunnels")
+                + " each port went to the watchdog's tunnel only once it listened (%s / %s), the"
+                + " kernel reconnected %d / %d ms after our proxy let its connection go; longest"
+                + " wait for a write around the handback %d / %d ms (around our takeovers, a"
+                + " proxy's start under emulation: %d / %d ms, then %d / %d ms); %d / %d writes"
+                + " through the Go driver's tunnels")
             .formatted(
+                f.get("handover_20617").replaceFirst(", our proxy.*", ""),
+                f.get("handover_20618").replaceFirst(", our proxy.*", ""),
                 reconnect[0],
                 reconnect[1],
                 f.num("gap_handback_ms_a"),
                 f.num("gap_handback_ms_b"),
+                f.num("gap_takeover_ms_a"),
+                f.num("gap_takeover_ms_b"),
                 f.num("gap_forward_ms_a"),
                 f.num("gap_forward_ms_b"),
                 f.num("io_ok_handed_back_a"),

@@ -169,7 +169,7 @@ public final class Handoff {
       return new Result(
           port, false, "our proxy answered drain with " + drained, listening, -1, Optional.empty());
     }
-    awaitExit(p.pid());
+    awaitExit(control);
     long drainedMs = ms(t0);
     Optional<Long> reconnected = Optional.empty();
     long until = System.nanoTime() + reconnectWait.toNanos();
@@ -191,14 +191,18 @@ public final class Handoff {
     String socket = p.config().get(Keys.CONTROL_SOCKET);
     if (socket != null) {
       ControlClient.ask(Path.of(socket), "drain", ASK);
-      awaitExit(p.pid());
+      awaitExit(Path.of(socket));
     }
     forget(p);
   }
 
-  private static void awaitExit(long pid) throws InterruptedException {
+  /**
+   * Until the proxy has exited: it removes its control socket as it does (seen from any PID
+   * namespace, as the handback pod has none of the host's).
+   */
+  private static void awaitExit(Path control) throws InterruptedException {
     long by = System.nanoTime() + EXIT.toNanos();
-    while (pid > 0 && Files.exists(Path.of("/proc/" + pid)) && System.nanoTime() < by) {
+    while (Files.exists(control) && System.nanoTime() < by) {
       Thread.sleep(10);
     }
   }
