@@ -1387,11 +1387,12 @@ scenario_11() {
 # the tunnel is started from the state's cmd in a session of its own and its pid recorded (written
 # to ~<stem> and renamed, as efs-utils does). The Go driver's image has efs-proxy, this VM stunnel:
 # a cmd naming efs-proxy runs stunnel on the same config less the efs-proxy-only keys, and
-# /etc/amazon/efs is where the Go driver's link points (<conf dir>). <work>/stop ends it, with its
-# tunnels (the Go driver's container going).
+# /etc/amazon/efs is where the Go driver's link points (<conf dir>). <work>/stop ends it and leaves
+# its tunnels running: the scenario kills them one at a time, as the Go driver's container going
+# (one at a time, so that each mount's gap is one proxy's start under emulation).
 watchdog_standin() { # <conf dir> <work dir>
   python3 - "$@" <<'PY'
-import json, os, signal, subprocess, sys, time
+import json, os, subprocess, sys, time
 STATE = "/var/run/efs"
 conf, work = sys.argv[1], sys.argv[2]
 os.makedirs(work, exist_ok=True)
@@ -1459,12 +1460,7 @@ while not os.path.exists(os.path.join(work, "stop")):
         if c.poll() is not None:
             children.remove(c)
     time.sleep(1)
-for c in children:
-    try:
-        os.killpg(c.pid, signal.SIGKILL)
-    except OSError:
-        pass
-log("stopped with %d tunnels" % len(children))
+log("stopped, leaving %d tunnels" % len(children))
 PY
 }
 
@@ -1474,17 +1470,24 @@ max_gap_ms() {
     $1 > b { exit } END { printf "%d", g }' "$1"
 }
 
-# s13_takeovers <fact> <count> <since ms>: waits (60 s at most) for the plugin's log to hold <count>
-# takeovers of the two ports; the count and the time they took as facts.
-s13_takeovers() {
-  local w
-  for w in $(seq 300); do
-    [ "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")" -ge "$2" ] && break
+# s13_move <tunnel pid> <port> <count>: kills a Go-driver tunnel (its container going) and waits,
+# 240 s at most, for the plugin's log to hold <count> takeovers; the time as a fact.
+s13_move() {
+  local t0 w
+  t0=$(now_ms)
+  kill -9 "$1"
+  wait "$1" 2>/dev/null
+  for w in $(seq 1200); do
+    [ "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")" -ge "$3" ] && break
     sleep 0.2
   done
-  fact "$1" "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")"
-  fact "$1_ms" $(($(now_ms) - $3))
+  fact "taken_$2_$3_ms" $(($(now_ms) - t0))
 }
+
+# the process listening on 127.0.0.1:<port>. Not always the state's pid: a tunnel the watchdog
+# started while another still held the port writes its pid file, fails to bind and exits, and the
+# watchdog, seeing the pid file disagree, starts another each poll (efs-utils does the same)
+listener_pid() { ss -Hltnp "sport = :$1" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1; }
 
 scenario_13() {
   local d=$VM/s13 http=127.0.0.1:18083 vol_a=fs-12345678 vol_b=fs-12345678::fsap-0123456789abcdef0
@@ -1501,16 +1504,14 @@ scenario_13() {
   local wb=$!
   local flags=(--http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs"
     --efs-utils-config-legacy-dir-path="$d/legacy")
-  # 1. our plugin comes up while the Go driver's tunnels still serve (it waits for them), then
-  # the Go driver's container goes with its tunnels and the next pass takes both over
+  # 1. our plugin comes up while the Go driver's tunnels still serve (it waits for them); each
+  # tunnel then goes, and the next pass takes its port over
   node_start "$d" 20150-20159 "${flags[@]}" || { stop_writer $wa "$d/a"; stop_writer $wb "$d/b"; return 1; }
   local t_kill
   t_kill=$(now_ms)
-  for p in 20617 20618; do
-    kill -9 "$(cat "$d/tunnel-$p.pid")"
-    wait "$(cat "$d/tunnel-$p.pid")" 2>/dev/null
-  done
-  s13_takeovers taken_over 2 "$t_kill"
+  s13_move "$(listener_pid 20617)" 20617 1
+  s13_move "$(listener_pid 20618)" 20618 2
+  fact taken_over "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")"
   sleep 5
   # 2. the rollback: the plan from the node pod (writes nothing), then the handback, which waits
   # for our plugin to stop and the Go driver's watchdog to poll each mount's state
@@ -1549,18 +1550,25 @@ scenario_13() {
   done
   fact records_after_handback "$(find "$d/state/proxies" -name '*.json' | wc -l)"
   fact tunnels "$(for p in 20617 20618; do
-    pid=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' $efs_run/fs-12345678.*.$p)
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | awk '{ print $1 }'
+    tr '\0' ' ' <"/proc/$(listener_pid $p)/cmdline" 2>/dev/null | awk '{ print $1 }'
   done | paste -sd' ')"
   sleep 8 # the pods' I/O through the Go driver's tunnels
   # 3. forward again: our plugin comes up beside the Go driver's (it waits), the Go driver's
-  # container goes with its tunnels, and the next pass takes both over again
-  node_start "$d" 20150-20159 "${flags[@]}" || { touch "$d/wd/stop"; stop_writer $wa "$d/a"; stop_writer $wb "$d/b"; return 1; }
+  # watchdog goes, then each of its tunnels, and the next pass takes each port over again
+  node_start "$d" 20150-20159 "${flags[@]}" || {
+    touch "$d/wd/stop"
+    kill -9 "$(listener_pid 20617)" "$(listener_pid 20618)"
+    stop_writer $wa "$d/a"
+    stop_writer $wb "$d/b"
+    return 1
+  }
   local t_wdstop
   t_wdstop=$(now_ms)
   touch "$d/wd/stop"
   wait $wd
-  s13_takeovers taken_again 4 "$t_wdstop"
+  s13_move "$(listener_pid 20617)" 20617 3
+  s13_move "$(listener_pid 20618)" 20618 4
+  fact taken_again "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")"
   fact record_bind_again "$(sed -n 's/.*"bind.protocol": "\([^"]*\)".*/\1/p' "$d"/state/proxies/proxy-2061[78].json | sort -u | paste -sd' ')"
   sleep 5
   local t_end
