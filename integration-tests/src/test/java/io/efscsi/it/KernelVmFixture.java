@@ -57,6 +57,27 @@ abstract class KernelVmFixture {
     if (run != null) {
       return; // the suite's classes share one boot (failsafe runs them in one JVM)
     }
+    if (bootFailure != null) {
+      throw new AssertionError("the kernel VM's one boot failed: " + bootFailure.getMessage());
+    }
+    String reuse = System.getProperty("efscsi.vm.reuse-out", "");
+    if (!reuse.isBlank()) { // judge a finished boot's facts again, without booting
+      Path out = Path.of(reuse).toAbsolutePath();
+      run = new KernelVm.Run(out, out.resolve("console.log"), Duration.ZERO);
+      return;
+    }
+    try {
+      boot();
+    } catch (Exception | AssertionError e) {
+      bootFailure = e;
+      throw e;
+    }
+  }
+
+  /** Why the one boot failed: the suite's other classes fail with it instead of booting again. */
+  static Throwable bootFailure;
+
+  private static void boot() throws Exception {
     Path base = Path.of(System.getProperty("user.dir"), "target", "kernel-vm").toAbsolutePath();
     Path shared = Files.createDirectories(base.resolve("run-" + System.currentTimeMillis()));
     Path out = Files.createDirectories(shared.resolve("out"));
