@@ -7,13 +7,11 @@ import io.efscsi.supervisor.state.StateStore;
 import io.efscsi.supervisor.state.SupervisorLock;
 import io.efscsi.supervisor.upgrade.ListenerHandover;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -129,7 +127,7 @@ public final class Handoff {
       return new Result(port, false, "its proxy has no control socket", -1, -1, Optional.empty());
     }
     Path control = Path.of(socket);
-    Set<Long> before = served(port);
+    Set<Long> before = ListenerHandover.establishedInodes(port);
     long t0 = System.nanoTime();
     String answer = ControlClient.ask(control, "release", ASK);
     long listening;
@@ -174,7 +172,7 @@ public final class Handoff {
     Optional<Long> reconnected = Optional.empty();
     long until = System.nanoTime() + reconnectWait.toNanos();
     while (reconnected.isEmpty() && System.nanoTime() < until) {
-      Set<Long> now = served(port);
+      Set<Long> now = ListenerHandover.establishedInodes(port);
       now.removeAll(before);
       if (!now.isEmpty()) {
         reconnected = Optional.of(ms(t0));
@@ -226,36 +224,5 @@ public final class Handoff {
 
   private static long ms(long t0) {
     return (System.nanoTime() - t0) / 1_000_000;
-  }
-
-  /**
-   * The inodes of the established sockets whose local end is 127.0.0.1:port (the server ends of the
-   * kernel's connections), from {@code /proc/net/tcp} and {@code tcp6}: read only, as a probe that
-   * connected would be taken for a kernel connection.
-   */
-  static Set<Long> served(int port) throws IOException {
-    Set<Long> out = new HashSet<>();
-    served(Path.of("/proc/net/tcp"), String.format("0100007F:%04X", port), out);
-    served(
-        Path.of("/proc/net/tcp6"),
-        String.format("0000000000000000FFFF00000100007F:%04X", port),
-        out);
-    return out;
-  }
-
-  private static void served(Path table, String local, Set<Long> out) throws IOException {
-    if (!Files.exists(table)) {
-      return;
-    }
-    List<String> lines = Files.readAllLines(table, StandardCharsets.US_ASCII);
-    for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
-      String[] f = line.strip().split("\\s+");
-      if (f.length > 9 && f[1].equals(local) && f[3].equals("01")) { // ESTABLISHED
-        long inode = Long.parseLong(f[9]);
-        if (inode != 0) {
-          out.add(inode);
-        }
-      }
-    }
   }
 }

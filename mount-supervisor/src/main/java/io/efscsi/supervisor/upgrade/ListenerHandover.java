@@ -19,8 +19,11 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -231,21 +234,41 @@ public final class ListenerHandover {
    * (state 0A).
    */
   static Optional<Long> listeningInode(Path table, int port) throws IOException {
+    return inodes(table, port, "0A").stream().findFirst();
+  }
+
+  /**
+   * The inodes of the established sockets whose local end is 127.0.0.1:{@code port} (the server
+   * ends of the connections to it), IPv4 and IPv4-mapped.
+   */
+  public static Set<Long> establishedInodes(int port) throws IOException {
+    Set<Long> out = new HashSet<>(inodes(Path.of("/proc/net/tcp"), port, "01"));
+    if (Files.exists(Path.of("/proc/net/tcp6"))) {
+      out.addAll(inodes(Path.of("/proc/net/tcp6"), port, "01"));
+    }
+    return out;
+  }
+
+  /**
+   * The non-zero inodes of the table's sockets on local 127.0.0.1:{@code port} in {@code state}.
+   */
+  private static List<Long> inodes(Path table, int port, String state) throws IOException {
     String local =
         table.getFileName().toString().endsWith("6")
             ? String.format("0000000000000000FFFF00000100007F:%04X", port)
             : String.format("0100007F:%04X", port);
     List<String> lines = Files.readAllLines(table, StandardCharsets.US_ASCII);
+    List<Long> out = new ArrayList<>();
     for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
       String[] f = line.strip().split("\\s+");
-      if (f.length > 9 && f[1].equals(local) && f[3].equals("0A")) {
+      if (f.length > 9 && f[1].equals(local) && f[3].equals(state)) {
         long inode = Long.parseLong(f[9]);
         if (inode != 0) {
-          return Optional.of(inode);
+          out.add(inode);
         }
       }
     }
-    return Optional.empty();
+    return out;
   }
 
   private static void check(int fd, int port, Arena arena, MemorySegment state) throws IOException {
