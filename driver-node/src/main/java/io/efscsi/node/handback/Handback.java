@@ -112,9 +112,9 @@ public final class Handback {
     }
     long deadline = System.nanoTime() + timing.patience().toNanos();
     out.printf(
-        "waiting up to %d min for our node plugin to stop and the Go driver's watchdog to start"
+        "waiting up to %s for our node plugin to stop and the Go driver's watchdog to start"
             + " (helm rollback now)%n",
-        timing.patience().toMinutes());
+        spoken(timing.patience()));
     while (handoff.supervised()) {
       if (System.nanoTime() > deadline) {
         out.printf(
@@ -161,6 +161,13 @@ public final class Handback {
         "handback done: %d handed back, %d not, %d refused, %d idle stopped%n",
         plan.handed().size() - failed, failed, plan.refused().size(), plan.idle().size());
     return failed == 0 && plan.refused().isEmpty() ? 0 : 1;
+  }
+
+  /** "30 min", "90 s": a wait as the operator gave it, not rounded down to 0 min. */
+  static String spoken(java.time.Duration d) {
+    return d.toSecondsPart() == 0 && d.toMinutes() > 0
+        ? d.toMinutes() + " min"
+        : d.toSeconds() + " s";
   }
 
   /** The watchdog polled the state: it started a tunnel for it and recorded the pid. */

@@ -331,4 +331,12 @@ class HandbackPlannerTest extends HandbackFixture {
     assertEquals(1, hb.run(false), "refusals stop a handback without --go-on");
     assertFalse(Files.exists(dirs().stateDir()), "still nothing written");
   }
+
+  @Test
+  void theWaitIsSaidAsTheOperatorGaveIt() {
+    assertEquals("30 min", Handback.spoken(java.time.Duration.ofMinutes(30)));
+    assertEquals("20 s", Handback.spoken(java.time.Duration.ofSeconds(20)));
+    assertEquals("90 s", Handback.spoken(java.time.Duration.ofSeconds(90)));
+    assertEquals("0 s", Handback.spoken(java.time.Duration.ZERO));
+  }
 }

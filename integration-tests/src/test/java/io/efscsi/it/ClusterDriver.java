@@ -1,0 +1,285 @@
+package io.efscsi.it;
+
+import io.efscsi.emulator.EfsEmulator;
+import io.efscsi.it.cluster.Cluster;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
+
+/**
+ * The chart installed as an operator installs it ({@code helm upgrade --install} of deploy/helm
+ * with the project's own image and sidecar images made from the shared binaries) into the one-node
+ * {@link Cluster}, once per test JVM for the classes that take it as a parameter through {@link
+ * Shared}: {@link ClusterDriverIT} (the volume's life, restarts and upgrades) and then {@link
+ * ClusterRunbookIT} (the docs' commands, ending with the uninstall), in that order
+ * (junit-platform.properties orders classes by {@code @Order}). The EFS API is the project's
+ * emulator, the mount target a TLS server in front of nfs-ganesha, and the NFS mount command the
+ * stand-in (this kernel has no NFS client; the kernel VM suite keeps the real one), which
+ * bind-mounts one directory as the file system's root so that pods share data.
+ */
+final class ClusterDriver implements AutoCloseable {
+
+  static final String NS = "kube-system";
+  static final String DRIVER = "efs.csi.aws.com";
+
+  /** The release name docs/ uses in every helm command. */
+  static final String RELEASE = "aws-efs-csi-driver";
+
+  final Cluster cluster;
+  final KubernetesClient admin;
+  final Path work;
+  final List<String> phases = new ArrayList<>();
+  NfsLab lab;
+  EfsEmulator efs;
+  String fsId;
+
+  /** What the node container sees under the kubelet directory: the fake NFS root, CA, script. */
+  Path test;
+
+  /** Null once a test has uninstalled the release. */
+  ClusterHelm helm;
+
+  int tlsPort;
+
+  private ClusterDriver(Cluster cluster, Path work) {
+    this.cluster = cluster;
+    this.admin = cluster.admin();
+    this.work = work;
+  }
+
+  private static ClusterDriver shared;
+  private static Throwable startFailure;
+
+  /**
+   * Resolves a {@link ClusterDriver} parameter of {@code @BeforeAll}: the one driver of this JVM,
+   * started by the first class that asks (a failed start fails the other classes instead of
+   * starting again), closed by {@link #closeShared} or else when the whole run ends.
+   */
+  static final class Shared implements ParameterResolver {
+    @Override
+    public boolean supportsParameter(ParameterContext p, ExtensionContext c) {
+      return p.getParameter().getType() == ClusterDriver.class;
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext p, ExtensionContext c) {
+      synchronized (ClusterDriver.class) {
+        if (shared == null) {
+          if (startFailure != null) {
+            throw new AssertionError("the shared cluster failed to start", startFailure);
+          }
+          try {
+            shared = start();
+          } catch (Exception | AssertionError e) {
+            startFailure = e;
+            throw new AssertionError("the shared cluster failed to start", e);
+          }
+          c.getRoot()
+              .getStore(ExtensionContext.Namespace.create(ClusterDriver.class))
+              .put("close", (AutoCloseable) ClusterDriver::closeShared);
+        }
+        return shared;
+      }
+    }
+  }
+
+  /** Stops the shared cluster now (another cluster suite may start after this). */
+  static synchronized void closeShared() throws Exception {
+    if (shared != null) {
+      ClusterDriver d = shared;
+      shared = null;
+      d.close();
+    }
+  }
+
+  private static ClusterDriver start() throws Exception {
+    long t0 = System.nanoTime();
+    ClusterHostPaths.recordBefore();
+    Cluster cluster = Cluster.start();
+    ClusterDriver d;
+    try {
+      d = new ClusterDriver(cluster, Files.createTempDirectory("efscsi-cluster-driver"));
+    } catch (IOException | RuntimeException e) {
+      cluster.close();
+      throw e;
+    }
+    try {
+      d.install(t0);
+      return d;
+    } catch (Exception | AssertionError e) {
+      try {
+        d.close();
+      } catch (Exception suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+  }
+
+  private void install(long t0) throws Exception {
+    // as a node group bootstrapped for the driver starts (upstream's startup taint)
+    admin
+        .nodes()
+        .withName("localhost")
+        .edit(n ->
+            new io.fabric8.kubernetes.api.model.NodeBuilder(n)
+                .editSpec()
+                .addNewTaint()
+                .withKey("efs.csi.aws.com/agent-not-ready")
+                .withEffect("NoExecute")
+                .endTaint()
+                .endSpec()
+                .build());
+    phase("cluster up", t0);
+    long t1 = System.nanoTime();
+    phases.add(
+        String.format(
+            "images built and imported: %.1f s", ClusterImages.buildAndImport(cluster, work)));
+    lab = new NfsLab(Files.createDirectories(work.resolve("lab")), 1);
+    efs = EfsEmulator.start();
+    fsId = efs.createFileSystem();
+    efs.addMountTarget(fsId, Cluster.ZONE, "127.0.0.1");
+    String name = fsId + ".efs.us-east-1.amazonaws.com";
+    lab.selfSigned("mt", name);
+    tlsPort = NfsLab.freePort();
+    lab.stunnelServer(tlsPort, lab.dir.resolve("mt.crt"), lab.dir.resolve("mt.key"));
+    NfsLab.awaitPort(tlsPort, java.time.Duration.ofSeconds(10));
+    test = Files.createDirectories(cluster.kubeletDir().resolve("efs-test"));
+    Files.createDirectories(test.resolve("root"));
+    Files.copy(lab.dir.resolve("mt.crt"), test.resolve("ca.crt"));
+    Path mount = test.resolve("fake-nfs-mount");
+    try (var in = ClusterDriver.class.getResourceAsStream("/fake-nfs-mount")) {
+      Files.write(mount, in.readAllBytes());
+    }
+    Files.setPosixFilePermissions(mount, PosixFilePermissions.fromString("rwxr-xr-x"));
+    helm = new ClusterHelm(cluster, work);
+    // docs/install.md's command, the values file an operator on this cluster would write
+    helm.install(ClusterDriverSupport.values(this, false));
+    ClusterDriverSupport.awaitDriverReady(admin);
+    phase("chart installed and ready", t1);
+  }
+
+  void phase(String what, long since) {
+    phases.add(String.format("%s: %.1f s", what, (System.nanoTime() - since) / 1e9));
+  }
+
+  Path kubeconfig() {
+    return cluster.dir().resolve("kubeconfig-admin");
+  }
+
+  /** A docs/ command run with bash and the suite's kubectl against this cluster. */
+  DocCommands.Ran run(String command) throws IOException, InterruptedException {
+    return DocCommands.run(command, kubeconfig(), Map.of());
+  }
+
+  /** {@link #run} that must exit 0. */
+  DocCommands.Ran ok(String command) throws IOException, InterruptedException {
+    DocCommands.Ran r = run(command);
+    if (r.exit() != 0) {
+      throw new AssertionError(command + " -> " + r);
+    }
+    return r;
+  }
+
+  /** A busybox pod on the host network running {@code script} with {@code claim} at /data. */
+  void createPod(String name, String claim, String script) {
+    admin.resource(ClusterDriverSupport.pod(name, claim, script)).create();
+  }
+
+  /** {@link #createPod}, then waits until it runs. */
+  void runPod(String name, String claim, String script) {
+    createPod(name, claim, script);
+    admin
+        .pods()
+        .inNamespace("default")
+        .withName(name)
+        .waitUntilCondition(
+            p -> p != null && "Running".equals(p.getStatus().getPhase()), 120, TimeUnit.SECONDS);
+  }
+
+  void awaitLog(String pod, String text) throws InterruptedException {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    String log = "";
+    while (System.nanoTime() < end) {
+      log = admin.pods().inNamespace("default").withName(pod).getLog();
+      if (log.contains(text)) {
+        return;
+      }
+      Thread.sleep(250);
+    }
+    throw new AssertionError("pod " + pod + " never logged '" + text + "': " + log);
+  }
+
+  String execIn(String pod, String... command) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (var exec =
+        admin.pods().inNamespace("default").withName(pod).writingOutput(out).exec(command)) {
+      exec.exitCode().get(30, TimeUnit.SECONDS);
+    }
+    return out.toString();
+  }
+
+  /**
+   * A static PV {@code <name>-pv} with {@code handle} (over TLS, the test CA) and the claim {@code
+   * <name>-claim} bound to it.
+   */
+  void staticClaim(String name, String handle) {
+    for (var o : ClusterDriverSupport.staticClaim(name, handle, test.resolve("ca.crt"))) {
+      admin.resource(o).create();
+    }
+  }
+
+  /** The node plugin's pod. */
+  Pod nodePod() {
+    return admin.pods().inNamespace(NS).withLabel("app", "efs-csi-node").list().getItems().stream()
+        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+        .findFirst()
+        .orElseThrow();
+  }
+
+  /** The pids of the proxies the node plugin runs for this suite (their state is under work/). */
+  Set<Long> proxies() throws IOException {
+    return new TreeSet<>(
+        ClusterDriverSupport.pidsWith("io.efscsi.proxy.ProxyMain", work.toString()));
+  }
+
+  @Override
+  public void close() throws Exception {
+    phases.forEach(p -> System.err.println("cluster suite: " + p));
+    System.err.println(ClusterDriverSupport.diagnostics(admin));
+    if (System.getProperty("efscsi.cluster.keep") != null) {
+      cluster.close(); // says how to reach it and how to stop it
+      return;
+    }
+    try {
+      if (helm != null) {
+        helm.uninstall();
+      }
+    } finally {
+      admin.close();
+      cluster.close();
+      ClusterHostPaths.cleanUp(work);
+      if (efs != null) {
+        efs.close();
+      }
+      if (lab != null) {
+        lab.closeAndDelete();
+      }
+      HostCleanup.deleteTree(work);
+      ClusterImages.remove();
+    }
+  }
+}
