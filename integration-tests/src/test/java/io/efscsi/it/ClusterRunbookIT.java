@@ -473,6 +473,66 @@ class ClusterRunbookIT {
     assertEquals(List.of(), cgroupParents(), "every hierarchy's cgroup parent is gone: " + cleaned);
   }
 
+  /**
+   * migration.md's add-on path from step 3 (steps 1 and 2 are EKS's): the chart's objects applied
+   * without Helm, as {@code delete-addon --preserve} leaves the add-on's (managed by EKS, no Helm
+   * release), are adopted by the docs' label and annotation loops and install.md's {@code helm
+   * upgrade --install} with the release name read from the DaemonSet's selector: the DaemonSet is
+   * updated in place (same object), and a claim is served afterwards.
+   */
+  @Test
+  @Order(9)
+  void theAddOnsObjectsAreAdoptedByHelmAsMigrationSays() throws Exception {
+    Path values = d.work.resolve("addon-values.yaml");
+    Files.writeString(values, ClusterDriverSupport.values(d, false));
+    d.ok(
+        ClusterHelm.HELM
+            + " template "
+            + ClusterDriver.RELEASE
+            + " deploy/helm/aws-efs-csi-driver --namespace kube-system -f "
+            + values
+            + " | sed 's|app.kubernetes.io/managed-by: Helm|app.kubernetes.io/managed-by: EKS|'"
+            + " | kubectl apply -f -");
+    ClusterDriverSupport.awaitDriverReady(d.admin);
+    var ds = d.admin.apps().daemonSets().inNamespace(ClusterDriver.NS).withName("efs-csi-node");
+    String uid = ds.get().getMetadata().getUid();
+
+    String selector =
+        d.ok(DocCommands.block("migration.md", "spec.selector.matchLabels").getFirst().command())
+            .output();
+    var instance =
+        java.util.regex.Pattern.compile("\"app.kubernetes.io/instance\":\"([^\"]+)\"")
+            .matcher(selector);
+    assertTrue(instance.find(), selector);
+    Map<String, String> release = Map.of("RELEASE", instance.group(1));
+    String adopt = DocCommands.script("migration.md", "meta.helm.sh/release-name=\"$RELEASE\"");
+    var adopted = DocCommands.run(adopt, d.kubeconfig(), release);
+    assertEquals(0, adopted.exit(), adopted.toString());
+    String install =
+        DocCommands.script("install.md", "helm upgrade --install")
+            .replace(
+                "helm upgrade --install aws-efs-csi-driver", "helm upgrade --install \"$RELEASE\"")
+            .replace("my-values.yaml", values.toString())
+            .replace("<your registry>/efs-csi", "efs-csi-test/efs-csi")
+            .replace("<version>", "it");
+    var installed = DocCommands.run(install, d.kubeconfig(), release);
+    assertEquals(0, installed.exit(), "every object adopted: " + installed);
+    d.helm = new ClusterHelm(d.cluster, d.work); // the fixture uninstalls it at the end
+    assertEquals(uid, ds.get().getMetadata().getUid(), "the DaemonSet adopted in place");
+    assertEquals(
+        instance.group(1),
+        ds.get().getMetadata().getAnnotations().get("meta.helm.sh/release-name"));
+    ClusterDriverSupport.awaitDriverReady(d.admin);
+    d.staticClaim("adopted", d.fsId + ":/");
+    d.runPod("adopted", "adopted-claim", "ls /data && sleep 3600");
+    d.admin.pods().inNamespace("default").withName("adopted").withGracePeriod(1).delete();
+    d.admin
+        .pods()
+        .inNamespace("default")
+        .withName("adopted")
+        .waitUntilCondition(x -> x == null, 120, TimeUnit.SECONDS);
+  }
+
   /** The suite's cgroup parent in each cgroup hierarchy that has it. */
   static List<Path> cgroupParents() throws java.io.IOException {
     try (var hierarchies = Files.list(Path.of("/sys/fs/cgroup"))) {
