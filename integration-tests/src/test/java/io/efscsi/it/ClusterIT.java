@@ -1,6 +1,7 @@
 package io.efscsi.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.it.cluster.Cluster;
@@ -39,13 +40,56 @@ class ClusterIT {
     cluster.importImage(Images.busybox(cluster.dir()));
   }
 
+  /**
+   * reliability.md's way to look at a kept cluster and then remove it, run as printed: the cluster
+   * is closed as {@code -Defscsi.cluster.keep=1} closes it (everything left running), kubectl lists
+   * its pods, and {@code scripts/cluster-down} removes all of it: no process of it is left, nor its
+   * directory.
+   */
   @AfterAll
-  static void stop() {
+  static void stop() throws Exception {
     if (admin != null) {
       admin.close();
     }
-    if (cluster != null) {
+    if (cluster == null) {
+      return;
+    }
+    java.nio.file.Path dir = cluster.dir();
+    System.setProperty("efscsi.cluster.keep", "1");
+    try {
       cluster.close();
+    } finally {
+      System.clearProperty("efscsi.cluster.keep");
+    }
+    List<String> lines =
+        DocCommands.block("reliability.md", "scripts/cluster-down").stream()
+            .map(DocCommands.Line::command)
+            .filter(c -> !c.startsWith("./mvnw") && !c.startsWith("-D"))
+            .map(c -> c.replace("/tmp/efs-csi-cluster-NNN", dir.toString()))
+            .toList();
+    assertEquals(2, lines.size(), "get pods, cluster-down: " + lines);
+    var pods = DocCommands.run(lines.get(0), java.nio.file.Path.of("/dev/null"), Map.of());
+    var down = DocCommands.run(lines.get(1), java.nio.file.Path.of("/dev/null"), Map.of());
+    assertEquals(0, pods.exit(), lines.get(0) + " -> " + pods);
+    assertTrue(
+        pods.output().startsWith("NAMESPACE") || pods.errors().equals("No resources found"),
+        pods.toString());
+    assertEquals(0, down.exit(), lines.get(1) + " -> " + down);
+    assertTrue(down.output().contains("removed " + dir), down.toString());
+    assertFalse(java.nio.file.Files.exists(dir), dir + " is gone");
+    assertEquals(
+        List.of(),
+        ProcessHandle.allProcesses()
+            .filter(ph -> ph.info().commandLine().orElse("").contains(dir.toString()))
+            .map(ph -> ph.pid() + " " + ph.info().commandLine().orElse(""))
+            .toList(),
+        "no process of the cluster is left");
+    try (var hierarchies = java.nio.file.Files.list(java.nio.file.Path.of("/sys/fs/cgroup"))) {
+      for (var h : hierarchies.toList()) {
+        assertFalse(
+            java.nio.file.Files.exists(h.resolve(Cluster.CGROUP_ROOT)),
+            h + ": the kubelet's group");
+      }
     }
   }
 

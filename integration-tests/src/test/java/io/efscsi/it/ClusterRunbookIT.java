@@ -111,6 +111,20 @@ class ClusterRunbookIT {
             .replaceAll("<[^>]+>", d.nodePod().getMetadata().getName());
     var r = d.ok(status);
     assertTrue(r.output().contains(d.fsId), r.toString());
+    // "--json gives the same for scripts"
+    var json = d.ok(status + " --json");
+    @SuppressWarnings("unchecked")
+    var proxies =
+        (List<Map<String, Object>>)
+            new com.fasterxml.jackson.databind.ObjectMapper()
+                .readValue(json.output(), Map.class)
+                .get("proxies");
+    assertTrue(
+        proxies.stream()
+            .anyMatch(p ->
+                p.get("volume").toString().startsWith(d.fsId)
+                    && Boolean.TRUE.equals(p.get("running"))),
+        json.toString());
   }
 
   /**
@@ -298,6 +312,36 @@ class ClusterRunbookIT {
     assertEquals(0, r.exit(), r.toString());
     String out = debugOutput(r);
     assertTrue(out.contains("KIND") && out.contains("nothing would break"), out);
+  }
+
+  /**
+   * migration.md's cluster pre-flight from the image, with the kubeconfig its block makes (the
+   * lines marked "EKS only" need the aws CLI and are left out: the suite's admin kubeconfig has
+   * client certificates, which --flatten inlines). Here the API server listens on a loopback
+   * address, so the container joins the host's network ({@code --network host}, the one change to
+   * the printed lines; an EKS endpoint needs none).
+   */
+  @Test
+  @Order(6)
+  void preflightRunsFromTheImageWithTheKubeconfigItsBlockMakes() throws Exception {
+    Path dir = Files.createDirectories(d.work.resolve("preflight"));
+    String script =
+        DocCommands.script("migration.md", "preflight --kubeconfig /kube/config")
+            .lines()
+            .filter(l -> !l.endsWith("# EKS only"))
+            .map(l -> l.replace("docker run --rm ", "docker run --rm --network host "))
+            .collect(java.util.stream.Collectors.joining("\n"));
+    assertTrue(script.contains("--flatten") && script.contains("--network host"), script);
+    var r =
+        DocCommands.run(
+            "cd " + dir + "\n" + script,
+            d.kubeconfig(),
+            Map.of("IMAGE", "efs-csi-test/efs-csi:it", "AWS_REGION", "us-east-1"));
+    assertEquals(0, r.exit(), script + " -> " + r);
+    assertTrue(
+        r.output().lines().anyMatch(l -> l.matches("StorageClass\\s+efs-sc\\s+ok\\s.*")),
+        r.toString());
+    assertTrue(r.output().contains("nothing would break"), r.toString());
   }
 
   /**

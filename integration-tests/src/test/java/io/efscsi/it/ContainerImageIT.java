@@ -237,11 +237,20 @@ class ContainerImageIT {
     assertTrue(image.get("javaVersion").startsWith("25"), out);
   }
 
-  /** The OCI labels say which version, commit and build the image carries, and its licence. */
+  /**
+   * The OCI labels say which version, commit and build the image carries, and its licence, as
+   * install.md's {@code docker image inspect} line prints them.
+   */
   @Test
   void theImageCarriesTheOciLabelsOfItsBuild() throws Exception {
-    Map<String, String> labels = docker().inspectImageCmd(IMAGE).exec().getConfig().getLabels();
-    String json = String.valueOf(labels);
+    String inspect =
+        DocCommands.inline("install.md", "docker image inspect").replace("<image>", IMAGE);
+    var r = DocCommands.run(inspect, Path.of("/dev/null"), Map.of());
+    assertEquals(0, r.exit(), inspect + " -> " + r);
+    String json = r.output();
+    @SuppressWarnings("unchecked")
+    Map<String, String> labels =
+        new com.fasterxml.jackson.databind.ObjectMapper().readValue(json, Map.class);
     String p = "org.opencontainers.image.";
     assertEquals(System.getProperty("efscsi.version"), labels.get(p + "version"), json);
     assertEquals(DIST.get("gitCommit"), labels.get(p + "revision"), json);

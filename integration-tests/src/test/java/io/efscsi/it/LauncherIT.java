@@ -186,24 +186,33 @@ class LauncherIT {
     }
   }
 
-  @Test
-  void goDriverStyleArgsWithoutACommandServeEverything(TestInfo info) throws Exception {
+  /**
+   * Go-driver style arguments serve controller and node in one process, without a command (as the
+   * Go binary is run) and with README's {@code all}.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"", "all"})
+  void goDriverStyleArgsWithoutACommandServeEverything(String command, TestInfo info)
+      throws Exception {
     Path socket = tmp.resolve("csi.sock");
     Map<String, String> env = PackagedDriver.cleanEnv();
     env.put("AWS_REGION", "eu-west-1");
     env.put("CSI_NODE_NAME", "launcher-it-node");
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "--endpoint=unix://" + socket,
+                "--logtostderr",
+                "--v=2",
+                "--state-dir=" + tmp.resolve("state"),
+                "--vol-metrics-opt-in=false",
+                "--max-inflight-mount-calls-opt-in=true",
+                "--max-inflight-mount-calls=10"));
+    if (!command.isEmpty()) {
+      args.addFirst(command);
+    }
     try (PackagedDriver d =
-        PackagedDriver.start(
-            socket,
-            logFor(info),
-            env,
-            "--endpoint=unix://" + socket,
-            "--logtostderr",
-            "--v=2",
-            "--state-dir=" + tmp.resolve("state"),
-            "--vol-metrics-opt-in=false",
-            "--max-inflight-mount-calls-opt-in=true",
-            "--max-inflight-mount-calls=10")) {
+        PackagedDriver.start(socket, logFor(info), env, args.toArray(String[]::new))) {
       d.awaitSocket(Duration.ofSeconds(20));
       assertTrue(capabilities(d).contains(Type.CONTROLLER_SERVICE.name()));
       assertTrue(eventually(d, Duration.ofSeconds(10)), d.logText());
@@ -228,6 +237,26 @@ class LauncherIT {
         assertFalse(Files.exists(socket));
       }
     }
+  }
+
+  /** flags.md: {@code --version} prints what {@code efs-csi version} prints, and exits 0. */
+  @Test
+  void theVersionFlagPrintsTheVersionCommandsJson() throws Exception {
+    List<String> printed = new java.util.ArrayList<>();
+    for (String arg : List.of("version", "--version")) {
+      ProcessBuilder pb =
+          new ProcessBuilder(PackagedDriver.distDir().resolve("bin/efs-csi").toString(), arg);
+      pb.environment().clear();
+      pb.environment().putAll(PackagedDriver.cleanEnv());
+      Process p = pb.redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      String out =
+          new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      assertTrue(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS));
+      assertEquals(0, p.exitValue(), arg + ": " + out);
+      printed.add(out);
+    }
+    assertTrue(printed.getFirst().strip().startsWith("{"), printed.getFirst());
+    assertEquals(printed.getFirst(), printed.get(1));
   }
 
   /** The JVM's MaxHeapSize as bin/efs-csi starts it with this environment. */

@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 public final class Cluster extends ControlPlane {
 
   /** The cgroup under which the kubelet puts its pods (removed with the cluster). */
-  static final String CGROUP_ROOT = "efs-csi-cluster";
+  public static final String CGROUP_ROOT = "efs-csi-cluster";
 
   /** The zone of the node's label and provider id. */
   public static final String ZONE = "us-east-1a";
