@@ -577,6 +577,41 @@ class ClusterRunbookIT {
         .waitUntilCondition(x -> x == null, 120, TimeUnit.SECONDS);
   }
 
+  /**
+   * install.md's switch from a kustomize install over workloads whose selector differs (here the
+   * adopted add-on's, release aws-efs-csi-driver; the kustomize base renders release kustomize):
+   * {@code kubectl apply -k deploy/kustomize/overlays/stable} is refused on the immutable selector
+   * as the docs warn, the docs' delete removes the two workloads, and the same apply then passes.
+   * Server-side dry runs ({@code --dry-run=server} is the one change): the overlay's images
+   * (efs-csi-java/efs-csi:<release>, public ECR sidecars) cannot be pulled here, so its pods could
+   * not run; the API server still validates and admits every object.
+   */
+  @Test
+  @Order(10)
+  void theKustomizeOverlayIsAppliedOnceTheDocsDeleteRemovedADifferentSelector() throws Exception {
+    String apply =
+        DocCommands.block("install.md", "kubectl -n kube-system rollout status")
+                .getFirst()
+                .command()
+            + " --dry-run=server";
+    assertTrue(apply.startsWith("kubectl apply -k deploy/kustomize/overlays/stable "), apply);
+    var refused = d.run(apply);
+    assertTrue(
+        refused.exit() != 0 && refused.errors().contains("field is immutable"), refused.toString());
+    var deleted =
+        d.ok(DocCommands.inline("install.md", "kubectl -n kube-system delete deployment/"));
+    assertTrue(
+        deleted.output().contains("daemonset.apps \"efs-csi-node\" deleted"), deleted.toString());
+    var applied = d.ok(apply);
+    for (String o :
+        List.of(
+            "daemonset.apps/efs-csi-node created",
+            "deployment.apps/efs-csi-controller created",
+            "csidriver.storage.k8s.io/efs.csi.aws.com")) {
+      assertTrue(applied.output().contains(o), o + " in " + applied);
+    }
+  }
+
   /** The suite's cgroup parent in each cgroup hierarchy that has it. */
   static List<Path> cgroupParents() throws java.io.IOException {
     try (var hierarchies = Files.list(Path.of("/sys/fs/cgroup"))) {
