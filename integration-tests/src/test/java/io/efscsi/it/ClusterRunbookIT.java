@@ -578,31 +578,51 @@ class ClusterRunbookIT {
   }
 
   /**
-   * install.md's switch from a kustomize install over workloads whose selector differs (here the
-   * adopted add-on's, release aws-efs-csi-driver; the kustomize base renders release kustomize):
-   * {@code kubectl apply -k deploy/kustomize/overlays/stable} is refused on the immutable selector
+   * install.md's kustomize path: its overlay of one's own, written by its block, renders the image
+   * it names (checked with the docs' grep before anything is applied); and the switch over
+   * workloads whose selector differs (here the adopted add-on's, release aws-efs-csi-driver; the
+   * base renders release kustomize): {@code kubectl apply -k} is refused on the immutable selector
    * as the docs warn, the docs' delete removes the two workloads, and the same apply then passes.
-   * Server-side dry runs ({@code --dry-run=server} is the one change): the overlay's images
-   * (efs-csi-java/efs-csi:<release>, public ECR sidecars) cannot be pulled here, so its pods could
-   * not run; the API server still validates and admits every object.
+   * The applies are server-side dry runs ({@code --dry-run=server}, the one change): the stable
+   * overlay's sidecars come from public ECR, which cannot be reached here, so its pods could not
+   * run; the API server still validates and admits every object.
    */
   @Test
   @Order(10)
   void theKustomizeOverlayIsAppliedOnceTheDocsDeleteRemovedADifferentSelector() throws Exception {
+    Path dir = Files.createDirectories(d.work.resolve("kustomize"));
+    String overlay =
+        DocCommands.script("install.md", "cat > my-efs-csi/kustomization.yaml")
+            // kustomize takes a relative path only
+            .replace(
+                "../efs-csi-java",
+                dir.resolve("my-efs-csi").relativize(DocCommands.REPO).toString())
+            .replace("<your registry>", "efs-csi-test")
+            .replace("<version>", "it")
+            .replace("kubectl apply -k my-efs-csi", "kubectl apply -k my-efs-csi --dry-run=server");
+    var rendered = d.run("cd " + dir + "\n" + overlay);
+    assertTrue(
+        rendered.exit() != 0 && rendered.errors().contains("field is immutable"),
+        "refused on the selector: " + rendered);
+    assertEquals(
+        2,
+        rendered
+            .output()
+            .lines()
+            .filter(l -> l.strip().equals("image: efs-csi-test/efs-csi:it"))
+            .count(),
+        "the grep shows the overlay's image in both workloads: " + rendered);
     String apply =
         DocCommands.block("install.md", "kubectl -n kube-system rollout status")
                 .getFirst()
                 .command()
             + " --dry-run=server";
-    assertTrue(apply.startsWith("kubectl apply -k deploy/kustomize/overlays/stable "), apply);
-    var refused = d.run(apply);
-    assertTrue(
-        refused.exit() != 0 && refused.errors().contains("field is immutable"), refused.toString());
+    assertEquals("kubectl apply -k my-efs-csi --dry-run=server", apply);
     var deleted =
         d.ok(DocCommands.inline("install.md", "kubectl -n kube-system delete deployment/"));
     assertTrue(
         deleted.output().contains("daemonset.apps \"efs-csi-node\" deleted"), deleted.toString());
-    var applied = d.ok(apply);
+    var applied = d.ok("cd " + dir + "\n" + apply);
     for (String o :
         List.of(
             "daemonset.apps/efs-csi-node created",
