@@ -1494,6 +1494,8 @@ scenario_13() {
   local ta=$VM/mnt/s13/pods/13a1c0de-0000-4a4a-9a9a-0000000000a1/volumes/kubernetes.io~csi/pv-s13a/mount
   local tb=$VM/mnt/s13/pods/13b2c0de-0000-4b4b-9b9b-0000000000b2/volumes/kubernetes.io~csi/pv-s13b/mount
   local p w
+  # migration.md's count of the Go driver's mounts on a node, before and after these two
+  fact loopback_mounts_before "$(grep -c 'addr=127.0.0.1' /proc/mounts)"
   efs_utils_mount "$d" "$ta" 20617 v1 tls || return 1
   # on the second server: one kernel client per mount, so each port carries its own mount
   CONNECT=$TLS_PORT_B efs_utils_mount "$d" "$tb" 20618 v3 apiam || return 1
@@ -1504,6 +1506,7 @@ scenario_13() {
   local wb=$!
   local flags=(--http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs"
     --efs-utils-config-legacy-dir-path="$d/legacy")
+  fact loopback_mounts_go "$(grep -c 'addr=127.0.0.1' /proc/mounts)"
   # 1. our plugin comes up while the Go driver's tunnels still serve (it waits for them); each
   # tunnel then goes, and the next pass takes its port over
   node_start "$d" 20150-20159 "${flags[@]}" || { stop_writer $wa "$d/a"; stop_writer $wb "$d/b"; return 1; }

@@ -54,13 +54,21 @@ class ClusterRunbookIT {
 
   /**
    * install.md's {@code helm upgrade --install} again, now with node metrics on: the release is
-   * upgraded in place (a second revision), the node pod rolls and a claim made afterwards is
-   * served: the volume the runbook's commands look at.
+   * upgraded in place (a second revision), the node pod rolls (install.md's {@code rollout status}
+   * lines wait for it) and a claim made afterwards is served: the volume the runbook's commands
+   * look at.
    */
   @Test
   @Order(1)
   void theInstallCommandUpgradesTheReleaseInPlace() throws Exception {
     d.helm.install(ClusterDriverSupport.values(d, true));
+    // install.md's two rollout lines: each waits for its workload's roll
+    for (DocCommands.Line l :
+        DocCommands.block("install.md", "kubectl -n kube-system rollout status").subList(1, 3)) {
+      assertTrue(l.command().startsWith("kubectl -n kube-system rollout status "), l.command());
+      var rolled = d.ok(l.command());
+      assertTrue(rolled.output().contains("successfully rolled out"), rolled.toString());
+    }
     var ds = d.admin.apps().daemonSets().inNamespace(ClusterDriver.NS).withName("efs-csi-node");
     ds.waitUntilCondition(
         x ->

@@ -1,5 +1,7 @@
 package io.efscsi.it;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -94,6 +96,11 @@ class KernelMigrationIT extends KernelVmFixture {
       throws Exception {
     Facts f = facts("s13");
     f.eq("taken_over", "2");
+    // migration.md's checklist: one "took over" line per mount its grep counts before the upgrade
+    // (here on top of what the VM's earlier scenarios left mounted)
+    DocCommands.inline("migration.md", "grep -c 'addr=127.0.0.1' /proc/mounts");
+    assertEquals(
+        f.num("taken_over"), f.num("loopback_mounts_go") - f.num("loopback_mounts_before"));
     // the plan from the node pod: both mounts, nothing written
     f.eq("dry_rc", "0");
     f.eq("dry_rows", "2");
