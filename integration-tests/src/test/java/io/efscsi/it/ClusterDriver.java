@@ -15,20 +15,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.extension.ParameterContext;
-import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
  * The chart installed as an operator installs it ({@code helm upgrade --install} of deploy/helm
  * with the project's own image and sidecar images made from the shared binaries) into the one-node
- * {@link Cluster}, once per test JVM for the classes that take it as a parameter through {@link
- * Shared}: {@link ClusterDriverIT} (the volume's life, restarts and upgrades) and then {@link
- * ClusterRunbookIT} (the docs' commands, ending with the uninstall), in that order
- * (junit-platform.properties orders classes by {@code @Order}). The EFS API is the project's
- * emulator, the mount target a TLS server in front of nfs-ganesha, and the NFS mount command the
- * stand-in (this kernel has no NFS client; the kernel VM suite keeps the real one), which
- * bind-mounts one directory as the file system's root so that pods share data.
+ * {@link Cluster}: what {@link ClusterDriverIT} (the volume's life, restarts and upgrades) and
+ * {@link ClusterRunbookIT} (the docs' commands) each start in {@code @BeforeAll} and close in
+ * {@code @AfterAll}, one cluster per class (failsafe may run any other cluster suite between them).
+ * The EFS API is the project's emulator, the mount target a TLS server in front of nfs-ganesha, and
+ * the NFS mount command the stand-in (this kernel has no NFS client; the kernel VM suite keeps the
+ * real one), which bind-mounts one directory as the file system's root so that pods share data.
  */
 final class ClusterDriver implements AutoCloseable {
 
@@ -60,52 +56,8 @@ final class ClusterDriver implements AutoCloseable {
     this.work = work;
   }
 
-  private static ClusterDriver shared;
-  private static Throwable startFailure;
-
-  /**
-   * Resolves a {@link ClusterDriver} parameter of {@code @BeforeAll}: the one driver of this JVM,
-   * started by the first class that asks (a failed start fails the other classes instead of
-   * starting again), closed by {@link #closeShared} or else when the whole run ends.
-   */
-  static final class Shared implements ParameterResolver {
-    @Override
-    public boolean supportsParameter(ParameterContext p, ExtensionContext c) {
-      return p.getParameter().getType() == ClusterDriver.class;
-    }
-
-    @Override
-    public Object resolveParameter(ParameterContext p, ExtensionContext c) {
-      synchronized (ClusterDriver.class) {
-        if (shared == null) {
-          if (startFailure != null) {
-            throw new AssertionError("the shared cluster failed to start", startFailure);
-          }
-          try {
-            shared = start();
-          } catch (Exception | AssertionError e) {
-            startFailure = e;
-            throw new AssertionError("the shared cluster failed to start", e);
-          }
-          c.getRoot()
-              .getStore(ExtensionContext.Namespace.create(ClusterDriver.class))
-              .put("close", (AutoCloseable) ClusterDriver::closeShared);
-        }
-        return shared;
-      }
-    }
-  }
-
-  /** Stops the shared cluster now (another cluster suite may start after this). */
-  static synchronized void closeShared() throws Exception {
-    if (shared != null) {
-      ClusterDriver d = shared;
-      shared = null;
-      d.close();
-    }
-  }
-
-  private static ClusterDriver start() throws Exception {
+  /** The cluster up with the chart installed and ready; closed by {@link #close}. */
+  static ClusterDriver start() throws Exception {
     long t0 = System.nanoTime();
     ClusterHostPaths.recordBefore();
     Cluster cluster = Cluster.start();

@@ -12,21 +12,20 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * A volume's life on the real cluster with the chart installed ({@link ClusterDriver}): the
  * external-provisioner and kubelet drive the plugin, pods share data, a claim grows online, the
  * plugin container is killed and upgraded (the proxies outlive both), and an {@code OnDelete} roll
- * waits for the operator. The docs' commands run afterwards, in {@link ClusterRunbookIT}.
+ * waits for the operator. The docs' commands run in {@link ClusterRunbookIT}, on a cluster of its
+ * own.
  */
-@Order(1)
-@ExtendWith(ClusterDriver.Shared.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterDriverIT {
 
@@ -36,8 +35,15 @@ class ClusterDriverIT {
   static ClusterDriver d;
 
   @BeforeAll
-  static void driver(ClusterDriver driver) {
-    d = driver;
+  static void start() throws Exception {
+    d = ClusterDriver.start();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (d != null) {
+      d.close();
+    }
   }
 
   @Test

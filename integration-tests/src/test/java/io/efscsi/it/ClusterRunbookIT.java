@@ -26,30 +26,30 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The commands docs/ gives an operator, read from the Markdown and run as printed (placeholders
  * filled, kubectl 1.31 and helm 3.17 against this 1.26 cluster) against the chart installed by
  * {@link ClusterDriver}: install.md's install again as an upgrade, the runbook's status, RBAC,
- * DaemonSet, metrics, events and pre-flight lines, the handback pod up to the rollback, and
- * operations.md's removal of the driver, which ends the suite.
+ * DaemonSet, metrics, events and pre-flight lines, the handback pod up to the rollback,
+ * operations.md's removal of the driver, then on the empty cluster migration.md's EKS add-on
+ * adoption and install.md's kustomize switch.
  */
-@Order(2)
-@ExtendWith(ClusterDriver.Shared.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterRunbookIT {
 
   static ClusterDriver d;
 
   @BeforeAll
-  static void driver(ClusterDriver driver) {
-    d = driver;
+  static void start() throws Exception {
+    d = ClusterDriver.start();
   }
 
   @AfterAll
   static void stop() throws Exception {
-    ClusterDriver.closeShared(); // the suite ends with the removal: other clusters may start
+    if (d != null) {
+      d.close();
+    }
   }
 
   /**
@@ -386,10 +386,12 @@ class ClusterRunbookIT {
   /**
    * migration.md's rollback block up to the rollback itself (no Go driver chart reaches this
    * cluster): the dry run in our node pod, then one handback pod per node rendered from the chart
-   * and applied with kubectl. With our node plugin still running (no {@code helm rollback}), the
-   * pod writes nothing for the idle proxy, waits for our supervisor's lock, gives up at its wait
-   * (20 s here, 30 min by default), says so in the log the docs follow, exits 1, and is deleted
-   * with the docs' command; our proxy is left serving.
+   * and applied with kubectl. The stand-in NFS mount is a bind mount, which names no port, so the
+   * plan finds no mount on the runbook proxy's port: idle, stopped only once our plugin is gone
+   * (the kernel VM's scenario 13 hands real mounts back). With our node plugin still running (no
+   * {@code helm rollback}), the pod writes nothing, waits for our supervisor's lock, gives up at
+   * its wait (20 s here, 30 min by default), says so in the log the docs follow, exits 1, and is
+   * deleted with the docs' command; our proxy is left serving.
    */
   @Test
   @Order(5)
