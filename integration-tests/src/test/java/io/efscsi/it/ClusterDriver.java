@@ -1,5 +1,7 @@
 package io.efscsi.it;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.efscsi.emulator.EfsEmulator;
 import io.efscsi.it.cluster.Cluster;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -20,11 +22,12 @@ import java.util.concurrent.TimeUnit;
  * The chart installed as an operator installs it ({@code helm upgrade --install} of deploy/helm
  * with the project's own image and sidecar images made from the shared binaries) into the one-node
  * {@link Cluster}: what {@link ClusterDriverIT} (the volume's life, restarts and upgrades) and
- * {@link ClusterRunbookIT} (the docs' commands) each start in {@code @BeforeAll} and close in
- * {@code @AfterAll}, one cluster per class (failsafe may run any other cluster suite between them).
- * The EFS API is the project's emulator, the mount target a TLS server in front of nfs-ganesha, and
- * the NFS mount command the stand-in (this kernel has no NFS client; the kernel VM suite keeps the
- * real one), which bind-mounts one directory as the file system's root so that pods share data.
+ * {@link ClusterRunbookIT} and {@link ClusterRemovalIT} (the docs' commands) each start in
+ * {@code @BeforeAll} and close in {@code @AfterAll}, one cluster per class (failsafe may run any
+ * other cluster suite between them). The EFS API is the project's emulator, the mount target a TLS
+ * server in front of nfs-ganesha, and the NFS mount command the stand-in (this kernel has no NFS
+ * client; the kernel VM suite keeps the real one), which bind-mounts one directory as the file
+ * system's root so that pods share data.
  */
 final class ClusterDriver implements AutoCloseable {
 
@@ -206,6 +209,37 @@ final class ClusterDriver implements AutoCloseable {
   Set<Long> proxies() throws IOException {
     return new TreeSet<>(
         ClusterDriverSupport.pidsWith("io.efscsi.proxy.ProxyMain", work.toString()));
+  }
+
+  /**
+   * What the debug pod's command printed: kubectl's attach without a terminal can miss a command
+   * that ends before it attaches (only "Creating debugging pod …" comes back), so the pod's log is
+   * read once it has ended, as an operator would with {@code kubectl logs}. The pod is deleted.
+   */
+  String debugOutput(DocCommands.Ran r) {
+    var m =
+        java.util.regex.Pattern.compile("Creating debugging pod (\\S+) ")
+            .matcher(r.output() + r.errors());
+    assertTrue(m.find(), "kubectl named its debug pod: " + r);
+    var pod = admin.pods().inNamespace("default").withName(m.group(1));
+    pod.waitUntilCondition(
+        p -> p != null && List.of("Succeeded", "Failed").contains(p.getStatus().getPhase()),
+        120,
+        TimeUnit.SECONDS);
+    String log = pod.getLog();
+    deleteDebugPods();
+    return log;
+  }
+
+  /**
+   * kubectl debug leaves its node-debugger pods behind (Completed): removed as an operator would.
+   */
+  void deleteDebugPods() {
+    for (var p : admin.pods().inNamespace("default").list().getItems()) {
+      if (p.getMetadata().getName().startsWith("node-debugger-")) {
+        admin.resource(p).withGracePeriod(0).delete();
+      }
+    }
   }
 
   @Override
