@@ -22,12 +22,11 @@ import java.util.concurrent.TimeUnit;
  * The chart installed as an operator installs it ({@code helm upgrade --install} of deploy/helm
  * with the project's own image and sidecar images made from the shared binaries) into the one-node
  * {@link Cluster}: what {@link ClusterDriverIT} (the volume's life, restarts and upgrades) and
- * {@link ClusterRunbookIT} and {@link ClusterRemovalIT} (the docs' commands) each start in
- * {@code @BeforeAll} and close in {@code @AfterAll}, one cluster per class (failsafe may run any
- * other cluster suite between them). The EFS API is the project's emulator, the mount target a TLS
- * server in front of nfs-ganesha, and the NFS mount command the stand-in (this kernel has no NFS
- * client; the kernel VM suite keeps the real one), which bind-mounts one directory as the file
- * system's root so that pods share data.
+ * {@link ClusterRunbookIT} and {@link ClusterRemovalIT} (the docs' commands) each get from {@link
+ * ClusterDriverFixture}, one cluster per class. The EFS API is the project's emulator, the mount
+ * target a TLS server in front of nfs-ganesha, and the NFS mount command the stand-in (this kernel
+ * has no NFS client; the kernel VM suite keeps the real one), which bind-mounts one directory as
+ * the file system's root so that pods share data.
  */
 final class ClusterDriver implements AutoCloseable {
 

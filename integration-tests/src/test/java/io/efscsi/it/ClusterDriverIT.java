@@ -12,8 +12,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -27,24 +25,10 @@ import org.junit.jupiter.api.TestMethodOrder;
  * own.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class ClusterDriverIT {
+class ClusterDriverIT extends ClusterDriverFixture {
 
   static final String DRIVER = ClusterDriver.DRIVER;
   static final String NS = ClusterDriver.NS;
-
-  static ClusterDriver d;
-
-  @BeforeAll
-  static void start() throws Exception {
-    d = ClusterDriver.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (d != null) {
-      d.close();
-    }
-  }
 
   @Test
   @Order(1)

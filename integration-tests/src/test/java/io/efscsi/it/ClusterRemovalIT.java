@@ -10,8 +10,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -23,21 +21,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * migration.md's EKS add-on adoption and install.md's kustomize overlay and switch.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class ClusterRemovalIT {
-
-  static ClusterDriver d;
-
-  @BeforeAll
-  static void start() throws Exception {
-    d = ClusterDriver.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (d != null) {
-      d.close();
-    }
-  }
+class ClusterRemovalIT extends ClusterDriverFixture {
 
   /** A claim in use, as the removal finds the cluster: its proxy, state and cgroups on the node. */
   @Test

@@ -20,8 +20,6 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.X509TrustManager;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -35,21 +33,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * driver's removal and the other ways in are {@link ClusterRemovalIT}'s.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class ClusterRunbookIT {
-
-  static ClusterDriver d;
-
-  @BeforeAll
-  static void start() throws Exception {
-    d = ClusterDriver.start();
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (d != null) {
-      d.close();
-    }
-  }
+class ClusterRunbookIT extends ClusterDriverFixture {
 
   /**
    * install.md's {@code helm upgrade --install} again, now with node metrics on: the release is
