@@ -164,6 +164,15 @@ final class ClusterDriver implements AutoCloseable {
             p -> p != null && "Running".equals(p.getStatus().getPhase()), 120, TimeUnit.SECONDS);
   }
 
+  /**
+   * Deletes pod {@code name} of namespace default with {@code graceSeconds} and waits until gone.
+   */
+  void deletePod(String name, long graceSeconds) {
+    var pod = admin.pods().inNamespace("default").withName(name);
+    pod.withGracePeriod(graceSeconds).delete();
+    pod.waitUntilCondition(x -> x == null, 120, TimeUnit.SECONDS);
+  }
+
   void awaitLog(String pod, String text) throws InterruptedException {
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     String log = "";

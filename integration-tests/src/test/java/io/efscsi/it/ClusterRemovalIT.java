@@ -49,12 +49,7 @@ class ClusterRemovalIT extends ClusterDriverFixture {
             .replaceAll("\\s*\\n\\s*", " ");
     var named = d.ok(claims);
     assertTrue(named.output().lines().toList().contains("default/removal-claim"), named.toString());
-    d.admin.pods().inNamespace("default").withName("removal").withGracePeriod(1).delete();
-    d.admin
-        .pods()
-        .inNamespace("default")
-        .withName("removal")
-        .waitUntilCondition(x -> x == null, 120, TimeUnit.SECONDS);
+    d.deletePod("removal", 1);
 
     String uninstall = DocCommands.inline("operations.md", "helm -n kube-system uninstall");
     var r = d.ok(uninstall);
@@ -152,12 +147,7 @@ class ClusterRemovalIT extends ClusterDriverFixture {
     ClusterDriverSupport.awaitDriverReady(d.admin);
     d.staticClaim("adopted", d.fsId + ":/");
     d.runPod("adopted", "adopted-claim", "ls /data && sleep 3600");
-    d.admin.pods().inNamespace("default").withName("adopted").withGracePeriod(1).delete();
-    d.admin
-        .pods()
-        .inNamespace("default")
-        .withName("adopted")
-        .waitUntilCondition(x -> x == null, 120, TimeUnit.SECONDS);
+    d.deletePod("adopted", 1);
   }
 
   /**

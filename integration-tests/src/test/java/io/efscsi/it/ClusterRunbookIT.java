@@ -277,12 +277,7 @@ class ClusterRunbookIT extends ClusterDriverFixture {
             .findFirst()
             .orElseThrow();
     assertEquals("efs.csi.aws.com", found.getReportingComponent());
-    d.admin.pods().inNamespace("default").withName("failing").withGracePeriod(0).delete();
-    d.admin
-        .pods()
-        .inNamespace("default")
-        .withName("failing")
-        .waitUntilCondition(x -> x == null, 120, TimeUnit.SECONDS);
+    d.deletePod("failing", 0);
     d.admin.persistentVolumeClaims().inNamespace("default").withName("failing-claim").delete();
     d.admin.persistentVolumes().withName("failing-pv").delete();
   }
