@@ -52,20 +52,27 @@ final class ClusterDriver implements AutoCloseable {
 
   int tlsPort;
 
-  private ClusterDriver(Cluster cluster, Path work) {
+  /** The test class this cluster is for (the time table's rows name it). */
+  final String owner;
+
+  private ClusterDriver(Cluster cluster, Path work, String owner) {
     this.cluster = cluster;
     this.admin = cluster.admin();
     this.work = work;
+    this.owner = owner;
   }
 
-  /** The cluster up with the chart installed and ready; closed by {@link #close}. */
-  static ClusterDriver start() throws Exception {
+  /**
+   * The cluster up with the chart installed and ready, for test class {@code owner}; closed by
+   * {@link #close}.
+   */
+  static ClusterDriver start(String owner) throws Exception {
     long t0 = System.nanoTime();
     ClusterHostPaths.recordBefore();
     Cluster cluster = Cluster.start();
     ClusterDriver d;
     try {
-      d = new ClusterDriver(cluster, Files.createTempDirectory("efscsi-cluster-driver"));
+      d = new ClusterDriver(cluster, Files.createTempDirectory("efscsi-cluster-driver"), owner);
     } catch (IOException | RuntimeException e) {
       cluster.close();
       throw e;
@@ -97,11 +104,11 @@ final class ClusterDriver implements AutoCloseable {
                 .endTaint()
                 .endSpec()
                 .build());
-    phase("cluster up", t0);
+    phase("cluster start", t0);
     long t1 = System.nanoTime();
-    phases.add(
-        String.format(
-            "images built and imported: %.1f s", ClusterImages.buildAndImport(cluster, work)));
+    ClusterImages.importInto(cluster, work);
+    phase("images imported", t1);
+    t1 = System.nanoTime();
     lab = new NfsLab(Files.createDirectories(work.resolve("lab")), 1);
     efs = EfsEmulator.start();
     fsId = efs.createFileSystem();
@@ -126,8 +133,11 @@ final class ClusterDriver implements AutoCloseable {
     phase("chart installed and ready", t1);
   }
 
+  /** One step of the start: in the suite's log at the end, and in the time table. */
   void phase(String what, long since) {
-    phases.add(String.format("%s: %.1f s", what, (System.nanoTime() - since) / 1e9));
+    double s = (System.nanoTime() - since) / 1e9;
+    phases.add(String.format("%s: %.1f s", what, s));
+    TestTimes.record(what, owner, s, "");
   }
 
   Path kubeconfig() {
@@ -273,7 +283,6 @@ final class ClusterDriver implements AutoCloseable {
         lab.closeAndDelete();
       }
       HostCleanup.deleteTree(work);
-      ClusterImages.remove();
     }
   }
 }

@@ -35,7 +35,9 @@ class ClusterIT {
 
   @BeforeAll
   static void start() throws Exception {
+    long t0 = System.nanoTime();
     cluster = Cluster.start();
+    TestTimes.since("cluster start", "ClusterIT", t0, "");
     admin = cluster.admin();
     cluster.importImage(Images.busybox(cluster.dir()));
   }

@@ -30,9 +30,9 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.BindMode;
 import org.testcontainers.containers.GenericContainer;
@@ -55,6 +55,7 @@ import org.testcontainers.utility.DockerImageName;
  * its image cannot be pulled here; the image is never pulled either), each removed when its test
  * ends, with wait strategies for readiness and their logs in every failure.
  */
+@ExtendWith(BuiltImages.class)
 class ContainerImageIT {
 
   static final String IMAGE = "efs-csi-test/efs-csi:it";
@@ -81,8 +82,16 @@ class ContainerImageIT {
     return r.output();
   }
 
+  /**
+   * The image, built once per test JVM for this class and the cluster suites ({@link BuiltImages}).
+   */
   @BeforeAll
   static void buildImage() throws Exception {
+    BuiltImages.project();
+  }
+
+  /** Builds the image from the Dockerfile (through {@link BuiltImages#project}). */
+  static void build() throws Exception {
     DockerClient docker = docker();
     if (imagesBefore == null) {
       imagesBefore = imageIds(docker);
@@ -163,9 +172,9 @@ class ContainerImageIT {
 
   /**
    * Removes the image, and the images of the Dockerfile's other stages the build left untagged (the
-   * engine keeps them as build cache, one more set for every build).
+   * engine keeps them as build cache, one more set for every build); when the run ends ({@link
+   * BuiltImages}).
    */
-  @AfterAll
   static void removeImage() {
     DockerClient docker = docker();
     try {
