@@ -26,9 +26,9 @@ NFS_PORT_C=12051
 NFS_PORT_D=12052
 TLS_PORT_C=12445
 TLS_PORT_D=12446
+VM=/run/vm
 EXPORT=$VM/export
 STUNNEL=stunnel
-VM=/run/vm
 MOUNT_OPTS_SOFT="nfsvers=4.1,rsize=1048576,wsize=1048576,soft,timeo=50,retrans=2,noresvport"
 MOUNT_OPTS_HARD="nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=50,retrans=2,noresvport"
 S2_MEMORY_MIB=${S2_MEMORY_MIB:-96}
