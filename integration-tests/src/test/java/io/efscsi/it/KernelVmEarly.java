@@ -13,13 +13,13 @@ import org.junit.platform.launcher.LauncherSession;
 import org.junit.platform.launcher.LauncherSessionListener;
 
 /**
- * The kernel VM suite's boot, started as the integration tests begin so that it runs while they
- * run: most of a boot is waiting on timers inside the VM (outages, leases, polls), which costs the
- * machine nothing. The build runs the other ITs first with {@code efscsi.vm.early=true} (the
- * integration-tests pom, when no {@code -Dit.test} selects classes), then {@link
- * KernelReliabilityIT} and {@link KernelMigrationIT} in a JVM of their own, whose {@link
- * KernelVmFixture} adopts this boot ({@link #adopt}) instead of booting, waits for it and judges
- * its facts.
+ * The kernel VM suite's boot, started as the integration tests begin so that it runs while they run
+ * (opt-in: {@code -Defscsi.vm.beside}, the integration-tests pom's profile {@code
+ * kernel-vm-beside}). The build then runs the other ITs first with {@code efscsi.vm.early=true},
+ * then {@link KernelReliabilityIT} and {@link KernelMigrationIT} in a JVM of their own, whose
+ * {@link KernelVmFixture} adopts this boot ({@link #adopt}) instead of booting, waits for it and
+ * judges its facts. Not the default: the VM is CPU-bound through most scenarios, and its timing
+ * bounds stretch under the machine's own load (docs/reliability.md).
  *
  * <p>The handover between the two JVMs is a file, {@code target/kernel-vm/early.properties}: QEMU's
  * pid and start instant (a reused pid is never taken for it), the run directory, and the build it
