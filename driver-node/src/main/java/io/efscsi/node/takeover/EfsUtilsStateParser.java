@@ -27,6 +27,12 @@ public final class EfsUtilsStateParser {
   private static final Pattern PORT = Pattern.compile("[1-9][0-9]{0,4}");
 
   private static final Pattern ACCESS_POINT = Pattern.compile("fsap-[0-9a-f]{17}");
+
+  /**
+   * The host of {@code [efs] connect}: mount.efs writes the file system's DNS name or a mount
+   * target's IPv4 address there ("%s:2049"), never a name with a colon, space or bracket.
+   */
+  private static final Pattern HOST = Pattern.compile("[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})");
   static final String CONFIG_PREFIX = "stunnel-config.";
 
   private EfsUtilsStateParser() {}
@@ -111,6 +117,13 @@ public final class EfsUtilsStateParser {
       throw new UnusableStateException("the tunnel connects to " + connect + ", not host:port");
     }
     int upstreamPort = portNumber(connect.substring(colon + 1), "connect");
+    String upstreamHost = connect.substring(0, colon);
+    if (!HOST.matcher(upstreamHost).matches()) {
+      throw new UnusableStateException(
+          "the tunnel connects to host "
+              + upstreamHost
+              + ", not a DNS name or IPv4 address as mount.efs writes");
+    }
     boolean tls = tunnel == Tunnel.STUNNEL || cmd.contains("--tls");
     Optional<String> cert = cfg.efs("cert");
     Optional<String> key = cfg.efs("key");
@@ -143,7 +156,7 @@ public final class EfsUtilsStateParser {
         fs,
         mountPoint,
         port,
-        connect.substring(0, colon),
+        upstreamHost,
         upstreamPort,
         tls,
         checkHost,

@@ -190,6 +190,12 @@ class EfsUtilsStateParserTest {
       s.connectPort = port;
       assertRefused(s.stem(), s.state(), s.config(), "connect is not a port: " + port);
     }
+    for (String port : List.of("2:2222", ":2049")) {
+      EfsUtilsSamples s = new EfsUtilsSamples().release(Release.V2_PROXY);
+      s.tls = false;
+      s.connectPort = port;
+      assertRefused(s.stem(), s.state(), s.config(), "not a DNS name or IPv4 address");
+    }
     for (String level : List.of("-1", "5", "+2", "02")) {
       EfsUtilsSamples s = new EfsUtilsSamples();
       s.verify = level;
