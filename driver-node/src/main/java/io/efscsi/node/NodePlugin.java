@@ -11,6 +11,7 @@ import io.efscsi.node.events.KubernetesEventApi;
 import io.efscsi.node.events.PodEvents;
 import io.efscsi.node.events.ProxyEvents;
 import io.efscsi.node.events.PublishedPods;
+import io.efscsi.node.iam.ClientCertificates;
 import io.efscsi.node.iam.NodeCertificates;
 import io.efscsi.node.k8s.InClusterClient;
 import io.efscsi.node.k8s.NotReadyTaintRemover;
@@ -108,7 +109,11 @@ public final class NodePlugin implements Plugin {
     this.kubernetes = HostAdapters.kubernetes(env);
     this.metadata = new DeferredNodeMetadata(NodeMetadataChain.standard(env, kubernetes));
     this.certificates =
-        new NodeCertificates(() -> metadata.resolve().region(), HostAdapters.credentials(), clock);
+        new NodeCertificates(
+            () -> metadata.resolve().region(),
+            HostAdapters.credentials(),
+            clock,
+            Optional.of(options.stateDir().resolve(ClientCertificates.NODE_KEY_FILE)));
     PublishedPods publishedPods = new PublishedPods();
     String nodeName = env.getOrDefault("CSI_NODE_NAME", "").strip();
     this.events =

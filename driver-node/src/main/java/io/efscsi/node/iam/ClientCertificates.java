@@ -25,10 +25,15 @@ import software.amazon.awssdk.auth.credentials.AwsSessionCredentials;
  * The certificate carries the access point id and, for {@code iam}, a SigV4 signature made with the
  * mount's credentials ({@link ConnectSignature}); see {@link CertificateBuilder} for the layout.
  *
- * <p>Keys: like efs-utils' shared {@code privateKey.pem}, one RSA-3072 key is generated per process
- * (on first use) and used for new mounts. A directory that already holds a key keeps it, so a
- * renewal (or a renewal after a plugin restart) only replaces the certificate file and the proxy
- * never sees a certificate and key that do not match.
+ * <p>Keys: like efs-utils' shared {@code privateKey.pem}, one RSA-3072 key serves the new mounts.
+ * With a node key file ({@code <state-dir>/}{@value #NODE_KEY_FILE}, 0600) it is made once per node
+ * and read back by every later plugin start, as efs-utils makes {@code
+ * /etc/amazon/efs/privateKey.pem} once per host: a restarted plugin (after an OOM kill, an upgrade)
+ * does not spend a second to minutes of CPU on a new key while its node recovers. Without one (the
+ * controller's cleanup mounts, the handback) it is made once per process, on first use. A key file
+ * that cannot be read as an RSA-3072 key is replaced, with a warning. A directory that already
+ * holds a key keeps it, so a renewal (or a renewal after a plugin restart) only replaces the
+ * certificate file and the proxy never sees a certificate and key that do not match.
  */
 public final class ClientCertificates {
 
@@ -37,6 +42,9 @@ public final class ClientCertificates {
   public static final String CERTIFICATE_FILE = "certificate.pem";
   public static final String PRIVATE_KEY_FILE = "privateKey.pem";
   static final int RSA_BITS = 3072;
+
+  /** The node key's file name in the state directory. */
+  public static final String NODE_KEY_FILE = "client-key.pem";
 
   /**
    * Client information written into every certificate ({@code 1.3.6.1.4.1.4843.7.4}).
@@ -90,9 +98,12 @@ public final class ClientCertificates {
   private final ClientInfo clientInfo;
   private final CredentialsProviders credentials;
   private final InstantSource clock;
+  private final Optional<Path> nodeKeyFile;
   private KeyPair processKey;
 
   /**
+   * Certificates on a key made once per process.
+   *
    * @param commonName the subject CN (efs-utils: the host name; cut to 64 characters)
    */
   public ClientCertificates(
@@ -100,10 +111,24 @@ public final class ClientCertificates {
       ClientInfo clientInfo,
       CredentialsProviders credentials,
       InstantSource clock) {
+    this(commonName, clientInfo, credentials, clock, Optional.empty());
+  }
+
+  /**
+   * @param commonName the subject CN (efs-utils: the host name; cut to 64 characters)
+   * @param nodeKeyFile where the node's key is kept across plugin starts (made there when missing)
+   */
+  public ClientCertificates(
+      String commonName,
+      ClientInfo clientInfo,
+      CredentialsProviders credentials,
+      InstantSource clock,
+      Optional<Path> nodeKeyFile) {
     this.commonName = commonName;
     this.clientInfo = clientInfo;
     this.credentials = credentials;
     this.clock = clock;
+    this.nodeKeyFile = nodeKeyFile;
   }
 
   /**
@@ -209,10 +234,40 @@ public final class ClientCertificates {
 
   private synchronized KeyPair processKey() throws GeneralSecurityException {
     if (processKey == null) {
+      processKey = nodeKeyFile.flatMap(ClientCertificates::readNodeKey).orElse(null);
+    }
+    if (processKey == null) {
       KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
       g.initialize(RSA_BITS);
       processKey = g.generateKeyPair();
+      if (nodeKeyFile.isPresent()) {
+        try {
+          PemFiles.writePrivateKey(nodeKeyFile.get(), processKey.getPrivate());
+        } catch (IOException e) {
+          // the key serves this process all the same; the next start makes another
+          log.warn("cannot keep the node's client key in {}: {}", nodeKeyFile.get(), e.toString());
+        }
+      }
     }
     return processKey;
+  }
+
+  /** The node key a previous start wrote, when it is an RSA-3072 key (else it is replaced). */
+  private static Optional<KeyPair> readNodeKey(Path file) {
+    if (!Files.exists(file)) {
+      return Optional.empty();
+    }
+    try {
+      KeyPair keys = PemFiles.readRsaKeyPair(file);
+      int bits = ((java.security.interfaces.RSAKey) keys.getPrivate()).getModulus().bitLength();
+      if (bits != RSA_BITS) {
+        log.warn("replacing the node's client key {}: RSA-{}, not RSA-{}", file, bits, RSA_BITS);
+        return Optional.empty();
+      }
+      return Optional.of(keys);
+    } catch (IOException e) {
+      log.warn("replacing the node's unreadable client key {}: {}", file, e.getMessage());
+      return Optional.empty();
+    }
   }
 }

@@ -175,11 +175,18 @@ public final class IssuedCertificates implements ClientCertificateSource {
 
   /** The issuer of this driver's certificates: efs-utils' common name, our client info. */
   public static ClientCertificates issuer(CredentialsProviders credentials, InstantSource clock) {
+    return issuer(credentials, clock, Optional.empty());
+  }
+
+  /** The node's issuer, its key kept in {@code nodeKeyFile} across plugin starts. */
+  public static ClientCertificates issuer(
+      CredentialsProviders credentials, InstantSource clock, Optional<Path> nodeKeyFile) {
     return new ClientCertificates(
         commonName(),
         new ClientCertificates.ClientInfo("k8s", BuildInfo.load().version()),
         credentials,
-        clock);
+        clock,
+        nodeKeyFile);
   }
 
   /** efs-utils uses the host name (at most 64 characters) as the certificate's common name. */

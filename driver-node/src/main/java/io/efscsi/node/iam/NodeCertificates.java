@@ -30,20 +30,25 @@ public final class NodeCertificates implements ClientCertificateSource, AutoClos
   private final Supplier<String> region;
   private final Function<String, SdkCredentialsProviders> credentials;
   private final InstantSource clock;
+  private final Optional<Path> nodeKeyFile;
   private volatile Prepared prepared;
 
   /**
    * @param region the node's region (resolving the node metadata; throws while it is unknown)
    * @param credentials the IAM credentials of a region; asked once, when the region is known
    * @param clock for the certificates' validity
+   * @param nodeKeyFile where the node's client key is kept across plugin starts ({@link
+   *     ClientCertificates})
    */
   public NodeCertificates(
       Supplier<String> region,
       Function<String, SdkCredentialsProviders> credentials,
-      InstantSource clock) {
+      InstantSource clock,
+      Optional<Path> nodeKeyFile) {
     this.region = region;
     this.credentials = credentials;
     this.clock = clock;
+    this.nodeKeyFile = nodeKeyFile;
   }
 
   /** Sets up the certificates of the node's region (once): starts renewing, warms up the key. */
@@ -55,7 +60,7 @@ public final class NodeCertificates implements ClientCertificateSource, AutoClos
     if (prepared == null) {
       String r = region.get();
       SdkCredentialsProviders c = credentials.apply(r);
-      ClientCertificates certificates = IssuedCertificates.issuer(c, clock);
+      ClientCertificates certificates = IssuedCertificates.issuer(c, clock, nodeKeyFile);
       CertificateRenewer renewer = new CertificateRenewer(certificates, clock);
       renewer.start();
       Thread.ofVirtual().name("client-key").start(certificates::warmUp);

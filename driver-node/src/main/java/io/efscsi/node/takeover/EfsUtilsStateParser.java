@@ -33,6 +33,7 @@ public final class EfsUtilsStateParser {
    * target's IPv4 address there ("%s:2049"), never a name with a colon, space or bracket.
    */
   private static final Pattern HOST = Pattern.compile("[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})");
+
   static final String CONFIG_PREFIX = "stunnel-config.";
 
   private EfsUtilsStateParser() {}

@@ -15,6 +15,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyFactory;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
 import java.security.Signature;
 import java.security.cert.CertificateFactory;
@@ -270,6 +272,49 @@ class ClientCertificatesTest {
     ClientCertificates.Issued repaired = CERTS.issue(other, request);
     assertNotEquals(otherKey, Files.readString(repaired.privateKey()));
     assertKeyMatches(repaired.privateKey(), parse(repaired.certificate()));
+  }
+
+  @Test
+  void theNodeKeyIsMadeOnceAndReadBackByTheNextPluginStart() throws Exception {
+    var request = new ClientCertificates.Request(FS, Optional.empty(), false, PROFILE, REGION);
+    Path nodeKey = dir.resolve(ClientCertificates.NODE_KEY_FILE);
+    var first = new ClientCertificates("n", INFO, s -> null, () -> NOW, Optional.of(nodeKey));
+    first.warmUp();
+    assertEquals(
+        PosixFilePermissions.fromString("rw-------"), Files.getPosixFilePermissions(nodeKey));
+    String made = Files.readString(nodeKey);
+    String firstMount = Files.readString(first.issue(dir.resolve("a"), request).privateKey());
+    assertEquals(made, firstMount, "the node key serves the mounts");
+
+    // the next plugin start: the same key, not a new one
+    var next = new ClientCertificates("n", INFO, s -> null, () -> NOW, Optional.of(nodeKey));
+    ClientCertificates.Issued issued = next.issue(dir.resolve("b"), request);
+    assertEquals(made, Files.readString(issued.privateKey()));
+    assertKeyMatches(issued.privateKey(), parse(issued.certificate()));
+    assertEquals(made, Files.readString(nodeKey), "read, not rewritten");
+
+    // a broken key file is replaced by a new key, which the mount then uses
+    Files.writeString(nodeKey, "-----BEGIN PRIVATE KEY-----\nbroken\n");
+    var repaired = new ClientCertificates("n", INFO, s -> null, () -> NOW, Optional.of(nodeKey));
+    ClientCertificates.Issued fresh = repaired.issue(dir.resolve("c"), request);
+    assertNotEquals(made, Files.readString(fresh.privateKey()));
+    assertEquals(Files.readString(nodeKey), Files.readString(fresh.privateKey()));
+    assertKeyMatches(fresh.privateKey(), parse(fresh.certificate()));
+  }
+
+  @Test
+  void aNodeKeyOfAnotherSizeIsReplaced() throws Exception {
+    Path nodeKey = dir.resolve(ClientCertificates.NODE_KEY_FILE);
+    KeyPairGenerator g = KeyPairGenerator.getInstance("RSA");
+    g.initialize(2048);
+    PemFiles.writePrivateKey(nodeKey, g.generateKeyPair().getPrivate());
+    var certs = new ClientCertificates("n", INFO, s -> null, () -> NOW, Optional.of(nodeKey));
+    certs.warmUp();
+    KeyPair kept = PemFiles.readRsaKeyPair(nodeKey);
+    assertEquals(
+        ClientCertificates.RSA_BITS,
+        ((RSAPublicKey) kept.getPublic()).getModulus().bitLength(),
+        "an RSA-2048 key left by someone else is not used");
   }
 
   private X509Certificate issue(ClientCertificates certs, Optional<String> ap, boolean iam)

@@ -31,7 +31,8 @@ class NodeCertificatesTest {
           credentialsMade.incrementAndGet();
           return new SdkCredentialsProviders(region);
         },
-        InstantSource.system());
+        InstantSource.system(),
+        Optional.empty());
   }
 
   static MountPlan plan(boolean tls) {
