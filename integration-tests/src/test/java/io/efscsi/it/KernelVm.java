@@ -8,7 +8,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -166,28 +165,11 @@ final class KernelVm {
   }
 
   /**
-   * A boot under way: QEMU's process (its pid and start instant, so that no other process with a
-   * reused pid is taken for it), when it started and where it writes; see {@link #await}.
-   */
-  record Started(
-      long pid,
-      Instant processStart,
-      long startedEpochMs,
-      Path out,
-      Path console,
-      String command) {}
-
-  /**
    * Boots the VM running {@code script} (a path under the shared root) and waits for it to power
    * off; fails with the console log when QEMU is missing, the VM does not boot, or it runs past
    * {@code timeout}.
    */
   static Run boot(Path workDir, Path script, Path out, Duration timeout) throws Exception {
-    return await(start(workDir, script, out), timeout);
-  }
-
-  /** Starts QEMU booting the VM that runs {@code script}; {@link #await} waits for it. */
-  static Started start(Path workDir, Path script, Path out) throws Exception {
     String qemu = NfsLab.which("qemu-system-x86_64");
     if (qemu == null) {
       throw new IllegalStateException(
@@ -218,57 +200,37 @@ final class KernelVm {
             "console=ttyS0 quiet panic=-1 efsvm.script=" + script,
             "-virtfs",
             "local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap");
-    long started = System.currentTimeMillis();
+    long t0 = System.nanoTime();
     Process p =
         new ProcessBuilder(cmd)
             .redirectErrorStream(true)
             .redirectOutput(console.toFile())
             .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
             .start();
-    Instant processStart = p.info().startInstant().orElse(Instant.EPOCH);
-    return new Started(p.pid(), processStart, started, out, console, String.join(" ", cmd));
-  }
-
-  /**
-   * Waits for the boot to power off, at most until {@code timeout} after its start, and judges that
-   * it ran: fails with the console log when it did not boot, did not finish its script or ran too
-   * long.
-   */
-  static Run await(Started s, Duration timeout) throws Exception {
-    Optional<ProcessHandle> qemu =
-        ProcessHandle.of(s.pid())
-            .filter(h -> h.info().startInstant().map(s.processStart()::equals).orElse(false));
-    if (qemu.isPresent()) {
-      long left = s.startedEpochMs() + timeout.toMillis() - System.currentTimeMillis();
-      try {
-        qemu.get().onExit().get(Math.max(1, left), TimeUnit.MILLISECONDS);
-      } catch (java.util.concurrent.TimeoutException e) {
-        qemu.get().destroyForcibly();
-        qemu.get().onExit().get(10, TimeUnit.SECONDS);
-        throw new AssertionError(
-            "the kernel VM did not power off within "
-                + timeout.toSeconds()
-                + " s; console:\n"
-                + tail(s.console(), 8_000)
-                + "\nscenario logs in "
-                + s.out());
-      }
+    boolean exited = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    Duration took = Duration.ofNanos(System.nanoTime() - t0);
+    if (!exited) {
+      p.destroyForcibly();
+      p.waitFor(10, TimeUnit.SECONDS);
+      throw new AssertionError(
+          "the kernel VM did not power off within "
+              + timeout.toSeconds()
+              + " s; console:\n"
+              + tail(console, 8_000)
+              + "\nscenario logs in "
+              + out);
     }
-    // when QEMU wrote its last line (its power-off)
-    long end =
-        Files.exists(s.console())
-            ? Files.getLastModifiedTime(s.console()).toMillis()
-            : System.currentTimeMillis();
-    Duration took = Duration.ofMillis(Math.max(0, end - s.startedEpochMs()));
-    Path out = s.out();
-    Path console = s.console();
     String text = tail(console, 8_000);
     // the whole console: the scenarios' logging (stunnel's, through the VM's console) can push the
     // boot's own line out of any tail
-    if (!Files.exists(console)
-        || !Files.readString(console, StandardCharsets.ISO_8859_1).contains("EFSVM: running")) {
+    if (!Files.readString(console, StandardCharsets.ISO_8859_1).contains("EFSVM: running")) {
       throw new AssertionError(
-          "the kernel VM did not boot (" + s.command() + "); console:\n" + text);
+          "the kernel VM did not boot (QEMU exit "
+              + p.exitValue()
+              + ", "
+              + String.join(" ", cmd)
+              + "); console:\n"
+              + text);
     }
     Optional<String> done =
         Files.exists(out.resolve("done"))

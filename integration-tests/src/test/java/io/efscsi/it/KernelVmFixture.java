@@ -79,7 +79,10 @@ abstract class KernelVmFixture {
   static Throwable bootFailure;
 
   private static void boot() throws Exception {
-    run = KernelVm.await(start(), timeout());
+    Path script = writeRun();
+    run =
+        KernelVm.boot(
+            script.getParent().getParent(), script, script.resolveSibling("out"), timeout());
     System.out.printf(
         "kernel VM: %s, whole boot %d s (console %s)%n",
         run.facts("setup").get("kernel"), run.took().toSeconds(), run.console());
@@ -93,9 +96,9 @@ abstract class KernelVmFixture {
 
   /**
    * Writes the run directory (certificates, scenarios.sh, the test JVMs' jar and AOT caches, the
-   * run script) and starts QEMU on it.
+   * run script), under target/kernel-vm; returns the run script, beside its {@code out/}.
    */
-  static KernelVm.Started start() throws Exception {
+  static Path writeRun() throws Exception {
     Path base = Path.of(System.getProperty("user.dir"), "target", "kernel-vm").toAbsolutePath();
     Path shared = Files.createDirectories(base.resolve("run-" + System.currentTimeMillis()));
     Path out = Files.createDirectories(shared.resolve("out"));
@@ -138,7 +141,7 @@ abstract class KernelVmFixture {
                 S6_STALLED_S,
                 scenarios),
         StandardCharsets.UTF_8);
-    return KernelVm.start(base, script, out);
+    return script;
   }
 
   /** The boot and each scenario inside it, for scripts/test's time table. */
