@@ -165,15 +165,6 @@ final class KernelVm {
   }
 
   /**
-   * QEMU's niceness ({@code -Defscsi.vm.nice}): the other ITs run beside the boot, and at -10 the
-   * VM's two vCPU threads get some 90% of a core each against one busy thread of theirs, so the
-   * scenarios run about as fast as on an idle machine while the ITs use what the VM leaves idle
-   * (its waits: outages, leases, timers). Needs root, as CI runs; elsewhere nice says so and QEMU
-   * runs at the usual priority.
-   */
-  static final int NICE = Integer.getInteger("efscsi.vm.nice", -10);
-
-  /**
    * Boots the VM running {@code script} (a path under the shared root) and waits for it to power
    * off; fails with the console log when QEMU is missing, the VM does not boot, or it runs past
    * {@code timeout}.
@@ -190,12 +181,6 @@ final class KernelVm {
     Files.createDirectories(out);
     List<String> cmd =
         List.of(
-            // ahead of the ITs that run beside the boot (KernelVmFixture): the scenarios' bounds
-            // are
-            // sized for emulation on an otherwise idle machine; the ITs take what the VM leaves
-            "nice",
-            "-n",
-            String.valueOf(NICE),
             qemu,
             "-accel",
             "tcg,thread=multi",
@@ -222,11 +207,7 @@ final class KernelVm {
             .redirectOutput(console.toFile())
             .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
             .start();
-    // a test JVM that ends first (a run cut short) takes the VM with it, as it would a child
-    Thread reaper = new Thread(p::destroyForcibly, "kernel-vm-reaper");
-    Runtime.getRuntime().addShutdownHook(reaper);
     boolean exited = p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    Runtime.getRuntime().removeShutdownHook(reaper);
     Duration took = Duration.ofNanos(System.nanoTime() - t0);
     if (!exited) {
       p.destroyForcibly();

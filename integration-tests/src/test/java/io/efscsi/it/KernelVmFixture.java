@@ -7,9 +7,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -70,66 +67,26 @@ abstract class KernelVmFixture {
       run = new KernelVm.Run(out, out.resolve("console.log"), Duration.ZERO);
       return;
     }
-    long t0 = System.nanoTime();
     try {
-      run = startBoot().get();
-    } catch (ExecutionException e) {
-      bootFailure = e.getCause();
-      if (e.getCause() instanceof Exception x) {
-        throw x;
-      }
-      throw (Error) e.getCause();
-    } finally {
-      // what the suite's classes waited for the boot beside the other ITs (0 when they ran last
-      // and the VM had finished)
-      TestTimes.since("waited for the kernel VM", "Kernel*IT", t0, "after the other ITs");
+      boot();
+    } catch (Exception | AssertionError e) {
+      bootFailure = e;
+      throw e;
     }
   }
 
   /** Why the one boot failed: the suite's other classes fail with it instead of booting again. */
   static Throwable bootFailure;
 
-  private static CompletableFuture<KernelVm.Run> boot;
-
-  /**
-   * Starts the one boot on a thread of its own, once; {@link KernelVmBootListener} calls it when
-   * the test plan starts, so the VM's 25 minutes run beside the other ITs, and the suite's classes,
-   * which {@link KernelVmLast} orders after them, find it finished or wait for it.
-   */
-  static synchronized Future<KernelVm.Run> startBoot() {
-    if (boot == null) {
-      boot = new CompletableFuture<>();
-      Thread t =
-          new Thread(
-              () -> {
-                try {
-                  boot.complete(boot());
-                } catch (Throwable e) {
-                  boot.completeExceptionally(e);
-                }
-              },
-              "kernel-vm-boot");
-      t.setDaemon(true);
-      t.start();
-    }
-    return boot;
-  }
-
-  /** Whether this run judges an earlier boot's output ({@code -Defscsi.vm.reuse-out}). */
-  static boolean reusesOut() {
-    return !System.getProperty("efscsi.vm.reuse-out", "").isBlank();
-  }
-
-  private static KernelVm.Run boot() throws Exception {
+  private static void boot() throws Exception {
     Path script = writeRun();
-    KernelVm.Run r =
+    run =
         KernelVm.boot(
             script.getParent().getParent(), script, script.resolveSibling("out"), timeout());
     System.out.printf(
         "kernel VM: %s, whole boot %d s (console %s)%n",
-        r.facts("setup").get("kernel"), r.took().toSeconds(), r.console());
-    recordTimes(r);
-    return r;
+        run.facts("setup").get("kernel"), run.took().toSeconds(), run.console());
+    recordTimes(run);
   }
 
   /** How long a boot may run, from its start ({@code -Defscsi.vm.timeout-seconds}). */
