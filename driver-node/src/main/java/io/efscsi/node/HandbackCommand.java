@@ -5,7 +5,7 @@ import io.efscsi.common.config.FlagSet;
 import io.efscsi.common.config.Flags;
 import io.efscsi.common.config.UsageException;
 import io.efscsi.node.handback.EfsUtilsFiles;
-import io.efscsi.node.handback.EfsUtilsRelease;
+import io.efscsi.node.handback.GoDriverImage;
 import io.efscsi.node.handback.Handback;
 import io.efscsi.node.handback.HandbackPlanner;
 import io.efscsi.node.iam.IssuedCertificates;
@@ -68,8 +68,10 @@ public final class HandbackCommand {
           Flag.string(
               "tunnel-binary",
               "",
-              "the tunnel's path in the Go driver's image (default: /usr/bin/efs-proxy, or"
-                  + " /usr/bin/stunnel5 for 1.x)"));
+              "the tunnel our own mounts get in the Go driver's image, for images built otherwise"
+                  + " (default: where mount.efs finds it in that release's image: /sbin/efs-proxy"
+                  + " for 2.x and 3.x, /usr/bin/stunnel5 for 1.x); taken-over mounts get back the"
+                  + " command efs-utils recorded"));
 
   private HandbackCommand() {}
 
@@ -79,14 +81,21 @@ public final class HandbackCommand {
 
   static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
     Flags flags;
-    EfsUtilsRelease release;
+    GoDriverImage image;
     try {
       flags = new FlagSet().addAll(FLAGS).parse(args);
       if (flags.string("go-driver").isBlank()) {
         throw new UsageException(
             "handback needs --go-driver, the Go driver release rolled back to (as v3.4.1)");
       }
-      release = EfsUtilsRelease.ofGoDriver(flags.string("go-driver"));
+      image = GoDriverImage.of(flags.string("go-driver"));
+      String binary = flags.string("tunnel-binary").strip();
+      if (!binary.isEmpty() && !binary.startsWith("/")) {
+        throw new UsageException(
+            "--tunnel-binary must be an absolute path, as efs-utils' watchdog runs it, got '"
+                + binary
+                + "'");
+      }
     } catch (UsageException e) {
       return e.report(err);
     } catch (IllegalArgumentException e) {
@@ -103,25 +112,25 @@ public final class HandbackCommand {
             Path.of(flags.string("efs-utils-config-dir-path")),
             Path.of(flags.string("efs-utils-config-legacy-dir-path")));
     Optional<String> region = Optional.of(flags.string("region").strip()).filter(r -> !r.isEmpty());
-    String binary = flags.string("tunnel-binary").strip();
-    if (binary.isEmpty()) {
-      binary = release.efsProxy() ? EfsUtilsRelease.EFS_PROXY_BIN : EfsUtilsRelease.STUNNEL_BIN;
-    }
+    Optional<String> binary =
+        Optional.of(flags.string("tunnel-binary").strip()).filter(b -> !b.isEmpty());
+    boolean dryRun = flags.bool("dry-run");
     String stsRegion =
         region.orElse(
             env.getOrDefault("AWS_REGION", env.getOrDefault("AWS_DEFAULT_REGION", "us-east-1")));
     try (SdkCredentialsProviders credentials = HostAdapters.credentials().apply(stsRegion)) {
       Handback handback =
           new Handback(
-              new HandbackPlanner(release, dirs, env, region),
+              new HandbackPlanner(image, binary, dirs, env, region),
               new EfsUtilsFiles(
-                  release,
+                  image.release(),
                   dirs,
                   IssuedCertificates.issuer(credentials, Clock.systemUTC()),
                   stateDir,
                   IssuedCertificates.commonName(),
-                  binary),
-              Handoff.of(stateDir),
+                  Clock.systemUTC()),
+              // a dry run only reads: not even an unreadable record is moved aside
+              dryRun ? Handoff.reading(stateDir) : Handoff.of(stateDir),
               HostAdapters.mountTable(Path.of(flags.string("mountinfo"))),
               new Handback.Timing(
                   flags.duration("wait"),
@@ -129,7 +138,7 @@ public final class HandbackCommand {
                   Handback.Timing.DEFAULT.listenWait(),
                   Handback.Timing.DEFAULT.reconnectWait()),
               out);
-      int code = flags.bool("dry-run") ? handback.dryRun() : handback.run(flags.bool("go-on"));
+      int code = dryRun ? handback.dryRun() : handback.run(flags.bool("go-on"));
       out.flush();
       return code;
     } catch (IOException e) {

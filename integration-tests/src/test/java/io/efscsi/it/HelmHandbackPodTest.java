@@ -62,6 +62,7 @@ class HelmHandbackPodTest {
     assertEquals("v3.4.1", flags.string("go-driver"));
     assertEquals("/var/run/efs-csi", flags.string("state-dir"));
     assertFalse(flags.bool("go-on"));
+    assertEquals("", flags.string("tunnel-binary"), "the image's own path unless asked");
     assertTrue(
         HelmChartTest.refusal(Map.of("handback.node", "n1"))
             .contains("handback.goDriver must name the Go driver release"));
@@ -74,12 +75,28 @@ class HelmHandbackPodTest {
                                 "handback.node", "n1",
                                 "handback.goDriver", "2.1.15",
                                 "handback.goOn", true,
-                                "handback.wait", "1h")),
+                                "handback.wait", "1h",
+                                "handback.tunnelBinary", "/usr/bin/efs-proxy")),
                         Pod.class)
                     .getSpec(),
                 "handback")
             .getArgs();
-    assertTrue(goOn.containsAll(List.of("--go-on", "--wait=1h", "--go-driver=2.1.15")), "" + goOn);
+    assertTrue(
+        goOn.containsAll(
+            List.of(
+                "--go-on",
+                "--wait=1h",
+                "--go-driver=2.1.15",
+                "--tunnel-binary=/usr/bin/efs-proxy")),
+        "" + goOn);
+    assertTrue(
+        HelmChartTest.refusal(
+                Map.of(
+                    "handback.node", "n1",
+                    "handback.goDriver", "v3.4.1",
+                    "handback.tunnelBinary", "efs-proxy"))
+            .contains("tunnelBinary"),
+        "a relative path is refused by the schema: the watchdog runs it as written");
   }
 
   @Test

@@ -71,16 +71,30 @@ public final class Handoff {
   private static final Duration EXIT = Duration.ofSeconds(5);
 
   private final Path stateDir;
-  private final StateStore store;
+  private final Optional<StateStore> store;
 
-  private Handoff(Path stateDir) throws IOException {
+  private Handoff(Path stateDir, Optional<StateStore> store) {
     this.stateDir = stateDir;
-    this.store = new StateStore(stateDir);
+    this.store = store;
   }
 
   /** The proxies of {@code stateDir} on this host. */
   public static Handoff of(Path stateDir) throws IOException {
-    return new Handoff(stateDir);
+    return new Handoff(stateDir, Optional.of(new StateStore(stateDir)));
+  }
+
+  /**
+   * The proxies of {@code stateDir}, only to look at (a dry run): nothing is written, not even an
+   * unreadable record moved aside; handing over refuses.
+   */
+  public static Handoff reading(Path stateDir) {
+    return new Handoff(stateDir, Optional.empty());
+  }
+
+  private StateStore store() {
+    return store.orElseThrow(() ->
+        new IllegalStateException(
+            "a handoff opened only to read " + stateDir + " changes nothing"));
   }
 
   public Path stateDir() {
@@ -90,7 +104,7 @@ public final class Handoff {
   /** Every proxy the state dir records, by port. */
   public List<Held> proxies() throws IOException {
     List<Held> out = new ArrayList<>();
-    for (ProxyRecord r : store.list()) {
+    for (ProxyRecord r : store.isPresent() ? store.get().list() : StateStore.peek(stateDir)) {
       out.add(
           new Held(
               r.id(),
@@ -121,6 +135,7 @@ public final class Handoff {
    */
   public Result handOver(Held p, Duration listenWait, Duration reconnectWait)
       throws IOException, InterruptedException {
+    store(); // refused before anything is asked of the proxy when only reading
     int port = p.port();
     String socket = p.config().get(Keys.CONTROL_SOCKET);
     if (socket == null) {
@@ -186,6 +201,7 @@ public final class Handoff {
 
   /** Stops a proxy no mount uses and forgets it. */
   public void stop(Held p) throws IOException, InterruptedException {
+    store();
     String socket = p.config().get(Keys.CONTROL_SOCKET);
     if (socket != null) {
       ControlClient.ask(Path.of(socket), "drain", ASK);
@@ -207,7 +223,7 @@ public final class Handoff {
 
   /** Its record and files, and its certificate dir (under the state dir's {@code certs}). */
   private void forget(Held p) throws IOException {
-    store.deleteWithFiles(p.id());
+    store().deleteWithFiles(p.id());
     String cert = p.config().get(Keys.CERT_FILE);
     Path certs = stateDir.resolve("certs").toAbsolutePath().normalize();
     if (cert != null) {

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -44,14 +45,13 @@ public final class EfsUtilsFiles {
   private final ClientCertificates issuer;
   private final Path scratch;
   private final String commonName;
-  private final String tunnelBinary;
+  private final Clock clock;
 
   /**
    * @param issuer issues a certificate for efs-utils' key when ours is another
    * @param scratch a private dir of ours for that (emptied after each use)
    * @param commonName the node's host name, as efs-utils records it ({@code commonName})
-   * @param tunnelBinary the tunnel in the Go driver's image ({@link EfsUtilsRelease#EFS_PROXY_BIN}
-   *     or {@link EfsUtilsRelease#STUNNEL_BIN})
+   * @param clock the state's {@code mount_time}: when it is written, as mount.efs records it
    */
   public EfsUtilsFiles(
       EfsUtilsRelease release,
@@ -59,13 +59,13 @@ public final class EfsUtilsFiles {
       ClientCertificates issuer,
       Path scratch,
       String commonName,
-      String tunnelBinary) {
+      Clock clock) {
     this.release = release;
     this.dirs = dirs;
     this.issuer = issuer;
     this.scratch = scratch;
     this.commonName = commonName.length() > 64 ? commonName.substring(0, 64) : commonName;
-    this.tunnelBinary = tunnelBinary;
+    this.clock = clock;
   }
 
   /** The files of one mount as written, and what they replaced. */
@@ -147,31 +147,57 @@ public final class EfsUtilsFiles {
     try {
       Path state = dirs.stateDir();
       w.dir(state);
-      Instant created = Instant.now();
+      Instant created = clock.instant();
       Optional<String> ca = Optional.empty();
+      boolean writeConfig = !h.tunnel().configKept();
       if (h.tls()) {
         Path mountDir = state.resolve(h.stem() + "+");
         w.dir(mountDir);
         database(w, mountDir);
         created = certificate(w, h.certificate().orElseThrow(), mountDir);
-        if (h.ca().isPresent()) {
-          Path copy = mountDir.resolve(CA_COPY);
-          w.file(copy);
-          Files.copy(h.ca().get(), copy, StandardCopyOption.REPLACE_EXISTING);
-          ca = Optional.of(recorded(h.stem() + "+/" + CA_COPY));
+        if (writeConfig && h.ca().isPresent()) {
+          ca = Optional.of(caFile(w, h.ca().get(), mountDir));
         }
       }
-      Path config = state.resolve(CONFIG_PREFIX + h.stem());
-      w.file(config);
-      writeAtomically(config, config(h, ca));
+      if (writeConfig) {
+        Path config = state.resolve(CONFIG_PREFIX + h.stem());
+        w.file(config);
+        writeAtomically(config, config(h, ca));
+      }
       Path file = state.resolve(h.stem());
       w.file(file);
-      writeAtomically(file, state(h, created, created.toEpochMilli() / 1000.0));
+      writeAtomically(file, state(h, created, clock.millis() / 1000.0));
       return w;
     } catch (IOException | RuntimeException e) {
       w.undo();
       throw e;
     }
+  }
+
+  /**
+   * The CA bundle our proxy trusts, as the tunnel config records it: by its own path when that is
+   * efs-utils' (its config dirs, as the Go driver's pod sees them); else a copy in the mount's dir,
+   * as efs-utils' own bundle would not verify a server our proxy was told to trust.
+   */
+  private String caFile(Written w, Path ours, Path mountDir) throws IOException {
+    Optional<String> recorded = dirs.recordedPath(ours);
+    if (recorded.isPresent()) {
+      return recorded.get();
+    }
+    Path copy = mountDir.resolve(CA_COPY);
+    w.file(copy);
+    Files.copy(ours, copy, StandardCopyOption.REPLACE_EXISTING);
+    return recorded(mountDir.getFileName() + "/" + CA_COPY);
+  }
+
+  /** How the tunnel config will name the CA (the plan's words; reads only). */
+  String caSource(Handed h) {
+    if (!h.tls() || h.tunnel().configKept()) {
+      return "as efs-utils recorded it";
+    }
+    return h.ca()
+        .map(ca -> dirs.recordedPath(ca).orElse("a copy of " + ca + " (not one of efs-utils')"))
+        .orElse(EfsUtilsDirs.DEFAULT_CA_FILE);
   }
 
   /** efs-utils' openssl CA database, as mount.efs lays it out (the watchdog's renewals use it). */
@@ -238,8 +264,9 @@ public final class EfsUtilsFiles {
   /** The tunnel config, in efs-utils' order ({@code write_stunnel_config_file}). */
   String config(Handed h, Optional<String> ca) {
     List<String> l = new ArrayList<>();
+    boolean efsProxy = h.tunnel().efsProxy();
     l.add("fips = no");
-    l.add("foreground = " + (release.efsProxy() ? "yes" : "quiet"));
+    l.add("foreground = " + (efsProxy ? "yes" : "quiet"));
     l.add("socket = l:SO_REUSEADDR=yes");
     l.add("socket = a:SO_BINDTODEVICE=lo");
     l.add("pid = " + recorded(h.stem() + "+/stunnel.pid"));
@@ -260,11 +287,19 @@ public final class EfsUtilsFiles {
       l.add("key = " + RECORDED_KEY);
       h.checkHost().ifPresent(name -> l.add("checkHost = " + name));
     }
-    if (!release.efsProxy()) {
+    if (!efsProxy) {
       l.add("libwrap = no");
     }
-    if (release == EfsUtilsRelease.V3) {
+    if (release == EfsUtilsRelease.V3 && efsProxy) {
       l.add("retry_nfs_mount_command_timeout_sec = 15");
+      // set_readbypass_config: an IAM mount's explicit identity (mount options), as 3.x writes it
+      h.certificate()
+          .filter(c -> c.request().iam())
+          .ifPresent(c -> {
+            c.request().credentials().roleArn().ifPresent(a -> l.add("role_arn = " + a));
+            c.request().credentials().jwtPath().ifPresent(j -> l.add("jwt_path = " + j));
+            c.profile().ifPresent(p -> l.add("profile = " + p));
+          });
       l.add("fs_id = " + h.fileSystemId());
       l.add("region = " + h.region());
       l.add("efs_utils_version = " + EfsUtilsRelease.V3_VERSION);
@@ -272,24 +307,10 @@ public final class EfsUtilsFiles {
     return String.join("\n", l);
   }
 
-  /** The tunnel's command line, as mount.efs saves it for the watchdog. */
-  List<String> command(Handed h) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(tunnelBinary);
-    cmd.add(recorded(CONFIG_PREFIX + h.stem()));
-    if (release.efsProxy() && h.tls()) {
-      cmd.add("--tls");
-    }
-    if (release == EfsUtilsRelease.V3) {
-      cmd.add("--no-direct-s3-read");
-    }
-    return cmd;
-  }
-
   /** The state, in mount.efs's field order ({@code write_tunnel_state_file}), without a pid. */
   String state(Handed h, Instant certificateCreated, double mountTime) {
     Map<String, Object> s = new LinkedHashMap<>();
-    s.put("cmd", command(h));
+    s.put("cmd", h.tunnel().command());
     s.put("files", List.of(recorded(CONFIG_PREFIX + h.stem())));
     s.put("mount_time", mountTime);
     s.put("mountpoint", h.mountPoint());

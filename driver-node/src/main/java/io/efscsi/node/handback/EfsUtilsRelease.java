@@ -19,13 +19,12 @@ public enum EfsUtilsRelease {
   /** efs-utils 3.x (Go driver 3.x): efs-proxy, program 400123, {@code service_type} recorded. */
   V3("3.x", "efs-proxy", BindProtocol.AWSFILE_V3);
 
-  /** Where the Go driver's images have the tunnels (the efs-utils RPM, and stunnel5 on AL2). */
-  public static final String EFS_PROXY_BIN = "/usr/bin/efs-proxy";
-
-  public static final String STUNNEL_BIN = "/usr/bin/stunnel5";
-
-  /** The {@code efs_utils_version} efs-utils 3.x writes into the tunnel config. */
-  public static final String V3_VERSION = "3.3.0";
+  /**
+   * The {@code efs_utils_version} efs-utils 3.x writes into the tunnel config: its {@code VERSION}.
+   * The Go driver's image builds efs-utils' newest tag at build time; 3.2.0 is the newest 3.x
+   * release (../shared/efs-utils). The watchdog does not read it.
+   */
+  public static final String V3_VERSION = "3.2.0";
 
   private static final Pattern GO_VERSION = Pattern.compile("v?([0-9]+)\\.[0-9]+(\\.[0-9]+)?.*");
 

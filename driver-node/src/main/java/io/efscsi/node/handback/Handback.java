@@ -213,9 +213,8 @@ public final class Handback {
   /** The plan as tables: what is handed back, idle, refused. */
   void print(HandbackPlan plan) {
     out.printf(
-        "handback to %s (%s tunnels) of %d proxies: %d to hand back, %d idle, %d refused%n",
-        plan.release().describe(),
-        plan.release().tunnel(),
+        "handback to %s of %d proxies: %d to hand back, %d idle, %d refused%n",
+        plan.image().describe(),
         plan.handed().size() + plan.idle().size() + plan.refused().size(),
         plan.handed().size(),
         plan.idle().size(),
@@ -231,12 +230,17 @@ public final class Handback {
             new String[] {
               Integer.toString(h.port()),
               mp,
-              plan.release().tunnel() + (h.tls() ? " tls" : ""),
+              (h.tunnel().efsProxy() ? "efs-proxy" : "stunnel") + (h.tls() ? " tls" : ""),
               h.connect(),
               h.certificate().map(c -> files.certificateSource(c)).orElse("-")
             });
       }
       table(rows);
+      for (Handed h : plan.handed()) {
+        out.printf(
+            "tunnel   127.0.0.1:%d: %s (CA: %s): %s%n",
+            h.port(), h.tunnel().binary(), files.caSource(h), h.tunnel().why());
+      }
     }
     for (Idle i : plan.idle()) {
       out.printf(

@@ -12,12 +12,37 @@ import java.util.Optional;
  * driver runs), or refused (left as it is, with the reason).
  */
 public record HandbackPlan(
-    EfsUtilsRelease release, List<Handed> handed, List<Idle> idle, List<Refused> refused) {
+    GoDriverImage image, List<Handed> handed, List<Idle> idle, List<Refused> refused) {
 
   public HandbackPlan {
     handed = List.copyOf(handed);
     idle = List.copyOf(idle);
     refused = List.copyOf(refused);
+  }
+
+  /** The efs-utils line written for. */
+  public EfsUtilsRelease release() {
+    return image.release();
+  }
+
+  /**
+   * The tunnel efs-utils' watchdog starts for a mount, and why that one.
+   *
+   * @param command its command line, as the state records it ({@code cmd})
+   * @param efsProxy efs-proxy (else stunnel): decides the tunnel config's keys
+   * @param configKept efs-utils' own tunnel config of a taken-over mount stays as it recorded it
+   *     (the handback writes none)
+   * @param why where the binary comes from, for the plan
+   */
+  public record Tunnel(List<String> command, boolean efsProxy, boolean configKept, String why) {
+
+    public Tunnel {
+      command = List.copyOf(command);
+    }
+
+    public String binary() {
+      return command.getFirst();
+    }
   }
 
   /**
@@ -34,6 +59,7 @@ public record HandbackPlan(
    * @param ca the CA bundle our proxy trusts: empty for the Amazon roots (efs-utils' default file)
    * @param certificate the client certificate, for TLS
    * @param region the file system's region ({@code region} in efs-utils' files)
+   * @param tunnel the tunnel efs-utils' watchdog will start for it
    */
   public record Handed(
       Held record,
@@ -46,7 +72,8 @@ public record HandbackPlan(
       Optional<String> checkHost,
       Optional<Path> ca,
       Optional<Certificate> certificate,
-      String region) {
+      String region,
+      Tunnel tunnel) {
 
     public Handed {
       alsoOnPort = List.copyOf(alsoOnPort);
@@ -62,12 +89,15 @@ public record HandbackPlan(
    *
    * @param request what it certifies (and what efs-utils' watchdog renews)
    * @param credentialsMethod efs-utils' {@code awsCredentialsMethod}, for IAM
+   * @param profile the named profile efs-utils 3.x writes into an IAM mount's tunnel config ({@code
+   *     profile}: the {@code awsprofile} mount option, else {@code AWS_PROFILE})
    * @param ourCertificate our proxy's certificate now
    * @param ourKey its private key
    */
   public record Certificate(
       ClientCertificates.Request request,
       Optional<String> credentialsMethod,
+      Optional<String> profile,
       Path ourCertificate,
       Path ourKey) {}
 

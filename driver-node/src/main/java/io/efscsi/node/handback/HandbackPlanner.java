@@ -4,6 +4,7 @@ import io.efscsi.node.handback.HandbackPlan.Certificate;
 import io.efscsi.node.handback.HandbackPlan.Handed;
 import io.efscsi.node.handback.HandbackPlan.Idle;
 import io.efscsi.node.handback.HandbackPlan.Refused;
+import io.efscsi.node.handback.HandbackPlan.Tunnel;
 import io.efscsi.node.iam.ClientCertificates;
 import io.efscsi.node.iam.IssuedCertificates;
 import io.efscsi.node.takeover.EfsUtilsDirs;
@@ -45,24 +46,32 @@ public final class HandbackPlanner {
   /** The longest file name Linux takes: {@code stunnel-config.<stem>} must fit. */
   private static final int NAME_MAX = 255;
 
+  private final GoDriverImage image;
   private final EfsUtilsRelease release;
+  private final Optional<String> tunnelBinary;
   private final EfsUtilsDirs dirs;
   private final Map<String, String> env;
   private final Optional<String> region;
 
   /**
-   * @param release the efs-utils line to write for
+   * @param image the Go driver's image gone back to: the efs-utils line to write for, and where its
+   *     tunnels are
+   * @param tunnelBinary the tunnel for our own mounts when the image has it elsewhere ({@code
+   *     --tunnel-binary})
    * @param dirs efs-utils' dirs here
    * @param env this process's environment: the IAM identity efs-utils would find ({@link
    *     #credentialsMethod}), and the region
    * @param region the node's region when known (a flag), for mounts that record none
    */
   public HandbackPlanner(
-      EfsUtilsRelease release,
+      GoDriverImage image,
+      Optional<String> tunnelBinary,
       EfsUtilsDirs dirs,
       Map<String, String> env,
       Optional<String> region) {
-    this.release = release;
+    this.image = image;
+    this.release = image.release();
+    this.tunnelBinary = tunnelBinary;
     this.dirs = dirs;
     this.env = env;
     this.region =
@@ -88,7 +97,7 @@ public final class HandbackPlanner {
         refused.add(new Refused(r, points, e.getMessage()));
       }
     }
-    return new HandbackPlan(release, handed, idle, refused);
+    return new HandbackPlan(image, handed, idle, refused);
   }
 
   private Handed handed(Held r, List<String> points, List<EfsUtilsDirs.Stored> stored)
@@ -191,9 +200,18 @@ public final class HandbackPlanner {
           request.iam()
               ? Optional.of(credentialsMethod(request.credentials(), env))
               : Optional.empty();
+      Optional<String> profile =
+          request.iam()
+              ? request
+                  .credentials()
+                  .awsProfile()
+                  .or(() -> Optional.ofNullable(env.get("AWS_PROFILE")))
+                  .filter(p -> !p.isBlank())
+              : Optional.empty();
       certificate =
           Optional.of(
-              new Certificate(request, method, config.certFile().get(), config.keyFile().get()));
+              new Certificate(
+                  request, method, profile, config.certFile().get(), config.keyFile().get()));
       region = request.region();
     } else {
       region = region(config);
@@ -211,7 +229,55 @@ public final class HandbackPlanner {
             : Optional.empty(),
         config.tls() ? config.caFile() : Optional.empty(),
         certificate,
-        region);
+        region,
+        takenOver ? recordedTunnel(stem, stored, config.tls()) : ownTunnel(stem, config.tls()));
+  }
+
+  /**
+   * A taken-over mount's tunnel: the command efs-utils recorded when it made the mount, and its
+   * tunnel config left as it wrote it; while efs-utils' state of it is still there.
+   */
+  private Tunnel recordedTunnel(String stem, List<EfsUtilsDirs.Stored> stored, boolean tls)
+      throws UnusableStateException {
+    for (EfsUtilsDirs.Stored s : stored) {
+      if (s.stem().equals(stem) && s.config().isPresent()) {
+        EfsUtilsState state = EfsUtilsStateParser.parse(stem, s.state(), s.config().get());
+        boolean efsProxy = state.tunnel() != EfsUtilsState.Tunnel.STUNNEL;
+        return new Tunnel(
+            state.command(),
+            efsProxy,
+            true,
+            "as efs-utils recorded it when it made the mount ("
+                + (efsProxy ? "efs-proxy" : "stunnel")
+                + " mode), with its tunnel config as it wrote it");
+      }
+    }
+    Tunnel own = ownTunnel(stem, tls);
+    return new Tunnel(
+        own.command(),
+        own.efsProxy(),
+        false,
+        "efs-utils' state of this taken-over mount is gone; " + own.why());
+  }
+
+  /** Our own mount's tunnel: the line's own mode, with the binary mount.efs finds in the image. */
+  private Tunnel ownTunnel(String stem, boolean tls) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(tunnelBinary.orElse(image.tunnel()));
+    cmd.add(EfsUtilsFiles.recorded(EfsUtilsFiles.CONFIG_PREFIX + stem));
+    if (release.efsProxy() && tls) {
+      cmd.add("--tls");
+    }
+    if (release == EfsUtilsRelease.V3) {
+      cmd.add("--no-direct-s3-read");
+    }
+    return new Tunnel(
+        cmd,
+        release.efsProxy(),
+        false,
+        tunnelBinary.isPresent()
+            ? "given with --tunnel-binary (handback.tunnelBinary)"
+            : image.why());
   }
 
   /** A taken-over port's mount point: the one efs-utils recorded, while it is mounted. */

@@ -65,6 +65,25 @@ public record EfsUtilsDirs(Path stateDir, Path configDir, Path legacyConfigDir) 
   }
 
   /**
+   * The path efs-utils records for a file of its own dirs here ({@link #resolve}'s inverse): {@code
+   * /etc/amazon/efs/…} for one in the config dir the Go driver links (the one {@link #resolve}
+   * looks in first), {@code /var/run/efs/…} for one in the state dir; empty for any other file.
+   */
+  public Optional<String> recordedPath(Path here) {
+    Path p = here.toAbsolutePath().normalize();
+    boolean legacyFirst = Files.exists(legacyConfigDir.resolve("efs-utils.conf"));
+    Path linked = (legacyFirst ? legacyConfigDir : configDir).toAbsolutePath().normalize();
+    if (p.startsWith(linked) && !p.equals(linked)) {
+      return Optional.of(RECORDED_CONFIG_DIR + "/" + linked.relativize(p));
+    }
+    Path state = stateDir.toAbsolutePath().normalize();
+    if (p.startsWith(state) && !p.equals(state)) {
+      return Optional.of(RECORDED_STATE_DIR + "/" + state.relativize(p));
+    }
+    return Optional.empty();
+  }
+
+  /**
    * Every mount state in the state dir ({@code fs-…} files; efs-utils' {@code ~} temp files, the
    * tunnel configs and the per-mount dirs are not states). Empty when there is no state dir.
    */

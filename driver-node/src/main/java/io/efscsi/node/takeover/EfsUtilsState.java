@@ -1,5 +1,6 @@
 package io.efscsi.node.takeover;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 
@@ -26,6 +27,7 @@ import java.util.OptionalInt;
  * @param awsCredentialsMethod where the IAM credentials came from; present exactly for {@code iam}
  * @param region the region the certificate was signed for ({@code region})
  * @param tunnelPid the recorded tunnel pid (a dead container's pid after the swap)
+ * @param command the tunnel's command line as recorded ({@code cmd}): what a handback gives back
  */
 public record EfsUtilsState(
     String stem,
@@ -44,7 +46,12 @@ public record EfsUtilsState(
     Optional<String> accessPointId,
     Optional<String> awsCredentialsMethod,
     Optional<String> region,
-    long tunnelPid) {
+    long tunnelPid,
+    List<String> command) {
+
+  public EfsUtilsState {
+    command = List.copyOf(command);
+  }
 
   /** The tunnel efs-utils started for the mount. */
   public enum Tunnel {

@@ -168,7 +168,8 @@ public final class EfsUtilsStateParser {
         ap,
         creds,
         optionalText(state, "region").or(() -> orEmpty(cfg, "region")),
-        state.get("pid") instanceof Long pid ? pid : -1);
+        state.get("pid") instanceof Long pid ? pid : -1,
+        cmd);
   }
 
   private static void checkTls(

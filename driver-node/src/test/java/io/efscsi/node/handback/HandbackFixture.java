@@ -4,12 +4,16 @@ import io.efscsi.node.iam.ClientCertificates;
 import io.efscsi.node.iam.IssuedCertificates;
 import io.efscsi.node.takeover.EfsUtilsDirs;
 import io.efscsi.node.takeover.EfsUtilsSamples;
+import io.efscsi.node.takeover.TakeoverPlanner;
 import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
 import io.efscsi.proxy.config.ProxyConfig.Keys;
 import io.efscsi.supervisor.Handoff.Held;
 import io.efscsi.supervisor.host.MountInfo;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,18 +50,40 @@ abstract class HandbackFixture {
     return dir.resolve("efs-csi");
   }
 
+  /** When the files are written: the state's {@code mount_time}. */
+  static final Instant NOW = Instant.parse("2026-11-28T12:00:00.250Z");
+
   EfsUtilsFiles files(EfsUtilsRelease r) {
-    return new EfsUtilsFiles(
-        r,
-        dirs(),
-        certs,
-        ours(),
-        "node-1",
-        r.efsProxy() ? EfsUtilsRelease.EFS_PROXY_BIN : "/usr/bin/stunnel");
+    return new EfsUtilsFiles(r, dirs(), certs, ours(), "node-1", Clock.fixed(NOW, ZoneOffset.UTC));
   }
 
+  /** A Go driver release of each line, the newest of it. */
+  static String goDriver(EfsUtilsRelease r) {
+    return switch (r) {
+      case V1 -> "v1.7.7";
+      case V2 -> "v2.1.15";
+      case V3 -> "v3.4.1";
+    };
+  }
+
+  /**
+   * The tunnels where {@link EfsUtilsSamples} have them (a Debian layout, as the tests' stand-ins),
+   * given as {@code --tunnel-binary} would give them.
+   */
+  static String debianTunnel(EfsUtilsRelease r) {
+    return r.efsProxy() ? "/usr/bin/efs-proxy" : "/usr/bin/stunnel";
+  }
+
+  /** A planner for the samples' layout ({@link #debianTunnel}). */
   HandbackPlanner planner(EfsUtilsRelease r, Map<String, String> env) {
-    return new HandbackPlanner(r, dirs(), env, Optional.empty());
+    return new HandbackPlanner(
+        GoDriverImage.of(goDriver(r)), Optional.of(debianTunnel(r)), dirs(), env, Optional.empty());
+  }
+
+  /** A planner for the Go driver's own image of {@code goDriver}. */
+  HandbackPlanner imagePlanner(String goDriver, Map<String, String> env) {
+    return new HandbackPlanner(
+        GoDriverImage.of(goDriver), Optional.empty(), dirs(), env, Optional.empty());
   }
 
   static MountInfo mount(int id, String mountPoint, int port) {
@@ -109,5 +135,46 @@ abstract class HandbackFixture {
             creds.roleArn().orElse("-"),
             creds.jwtPath().orElse("-"));
     return new Held("proxy-" + PORT, key, PORT, 4242, config, Set.of(STAGING), Optional.empty());
+  }
+
+  /**
+   * A mount efs-utils made ({@code made}'s files in its state dir, its shared key beside) and our
+   * takeover's proxy for it ({@code bind}: its partition binding), whose certificate is on
+   * efs-utils' key.
+   */
+  Held takenOver(EfsUtilsSamples made, boolean iam, String bind) throws Exception {
+    Path state = dirs().stateDir();
+    Files.createDirectories(state.resolve(made.stem() + "+"));
+    Files.writeString(state.resolve(made.stem()), made.state());
+    Files.writeString(state.resolve("stunnel-config." + made.stem()), made.config());
+    ClientCertificates.Request request =
+        new ClientCertificates.Request(
+            EfsUtilsSamples.FS,
+            made.accessPoint,
+            iam,
+            IamCredentialsSource.DEFAULT_CHAIN,
+            EfsUtilsSamples.REGION);
+    ClientCertificates.Issued efsUtils = certs.issue(dir.resolve("efs-utils-made"), request);
+    Files.createDirectories(dirs().configDir());
+    Files.copy(efsUtils.privateKey(), dirs().configDir().resolve("privateKey.pem"));
+    Files.copy(efsUtils.certificate(), state.resolve(made.stem() + "+/certificate.pem"));
+    Path adopted = ours().resolve("certs/efs-utils-" + PORT);
+    Files.createDirectories(adopted);
+    Files.copy(efsUtils.privateKey(), adopted.resolve("privateKey.pem"));
+    ClientCertificates.Issued ourCopy = certs.issue(adopted, request);
+    Map<String, String> config =
+        new HashMap<>(
+            tlsRecord(Optional.empty(), false, IamCredentialsSource.DEFAULT_CHAIN).config());
+    config.put(Keys.CERT_FILE, ourCopy.certificate().toString());
+    config.put(Keys.KEY_FILE, ourCopy.privateKey().toString());
+    config.put(Keys.BIND, bind);
+    return new Held(
+        "proxy-" + PORT,
+        TakeoverPlanner.KEY_PREFIX + made.stem(),
+        PORT,
+        4242,
+        config,
+        Set.of(made.mountPoint),
+        Optional.empty());
   }
 }

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.node.handback.HandbackPlan.Handed;
 import io.efscsi.node.iam.CertificateFiles;
-import io.efscsi.node.iam.ClientCertificates;
 import io.efscsi.node.takeover.EfsUtilsSamples;
 import io.efscsi.node.takeover.EfsUtilsStateParser;
 import io.efscsi.node.takeover.TakeoverPlanner;
@@ -133,39 +132,8 @@ class HandbackPlannerTest extends HandbackFixture {
     made.credentialsMethod =
         Optional.of("podidentity:http://169.254.170.23/v1/credentials,/var/run/secrets/token");
     Path state = dirs().stateDir();
-    Files.createDirectories(state.resolve(made.stem() + "+"));
     String originalState = made.state();
-    Files.writeString(state.resolve(made.stem()), originalState);
-    Files.writeString(state.resolve("stunnel-config." + made.stem()), made.config());
-    ClientCertificates.Request request =
-        new ClientCertificates.Request(
-            EfsUtilsSamples.FS,
-            made.accessPoint,
-            true,
-            IamCredentialsSource.DEFAULT_CHAIN,
-            EfsUtilsSamples.REGION);
-    // efs-utils' shared key survived; our takeover copied it with its certificate
-    ClientCertificates.Issued efsUtils = certs.issue(dir.resolve("efs-utils-made"), request);
-    Files.createDirectories(dirs().configDir());
-    Files.copy(efsUtils.privateKey(), dirs().configDir().resolve("privateKey.pem"));
-    Files.copy(efsUtils.certificate(), state.resolve(made.stem() + "+/certificate.pem"));
-    Path adopted = ours().resolve("certs/efs-utils-" + PORT);
-    Files.createDirectories(adopted);
-    Files.copy(efsUtils.privateKey(), adopted.resolve("privateKey.pem"));
-    ClientCertificates.Issued ourCopy = certs.issue(adopted, request); // on efs-utils' key
-    Map<String, String> config = new HashMap<>(record().config());
-    config.put("tls.cert-file", ourCopy.certificate().toString());
-    config.put("tls.key-file", ourCopy.privateKey().toString());
-    config.put("bind.protocol", "awsfile-v3");
-    Held takenOver =
-        new Held(
-            "proxy-" + PORT,
-            TakeoverPlanner.KEY_PREFIX + made.stem(),
-            PORT,
-            4242,
-            config,
-            Set.of(made.mountPoint),
-            Optional.empty());
+    Held takenOver = takenOver(made, true, "awsfile-v3");
     Map<String, String> env =
         Map.of(
             "AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://169.254.170.23/v1/credentials",
@@ -312,8 +280,8 @@ class HandbackPlannerTest extends HandbackFixture {
     String out = bytes.toString(StandardCharsets.UTF_8);
     assertTrue(
         out.startsWith(
-            "handback to efs-utils 3.x (efs-proxy tunnels) of 3 proxies: 1 to hand back, 1 idle,"
-                + " 1 refused\n"),
+            "handback to the Go driver v3.4.1 (efs-utils 3.x, Amazon Linux 2023) of 3 proxies: 1"
+                + " to hand back, 1 idle, 1 refused\n"),
         out);
     assertTrue(out.contains("PORT   MOUNT POINT"), out);
     assertTrue(

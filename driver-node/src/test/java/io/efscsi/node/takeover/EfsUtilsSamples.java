@@ -103,7 +103,7 @@ public final class EfsUtilsSamples {
       l.add("retry_nfs_mount_command_timeout_sec = 15");
       l.add("fs_id = " + FS);
       l.add("region = " + REGION);
-      l.add("efs_utils_version = " + io.efscsi.node.handback.EfsUtilsRelease.V3_VERSION);
+      l.add("efs_utils_version = 3.2.0");
     }
     return String.join("\n", l);
   }
@@ -112,21 +112,7 @@ public final class EfsUtilsSamples {
   public String state() {
     Map<String, Object> s = new LinkedHashMap<>();
     s.put("pid", pid);
-    List<String> cmd = new ArrayList<>();
-    if (proxy()) {
-      cmd.add("/usr/bin/efs-proxy");
-      cmd.add(configPath());
-      if (tls) {
-        cmd.add("--tls");
-      }
-      if (v3()) {
-        cmd.add("--no-direct-s3-read");
-      }
-    } else {
-      cmd.add("/usr/bin/stunnel");
-      cmd.add(configPath());
-    }
-    s.put("cmd", cmd);
+    s.put("cmd", command());
     s.put("files", List.of(configPath()));
     s.put("mount_time", 1763900000.123456);
     s.put("mountpoint", mountPoint);
@@ -146,6 +132,25 @@ public final class EfsUtilsSamples {
     }
     s.put("unmount_count", 0L);
     return python(s);
+  }
+
+  /** The tunnel's command as mount.efs records it ({@code cmd}), on a Debian layout. */
+  public List<String> command() {
+    List<String> cmd = new ArrayList<>();
+    if (proxy()) {
+      cmd.add("/usr/bin/efs-proxy");
+      cmd.add(configPath());
+      if (tls) {
+        cmd.add("--tls");
+      }
+      if (v3()) {
+        cmd.add("--no-direct-s3-read");
+      }
+    } else {
+      cmd.add("/usr/bin/stunnel");
+      cmd.add(configPath());
+    }
+    return cmd;
   }
 
   /** Python's json.dumps with default separators (and ensure_ascii). */

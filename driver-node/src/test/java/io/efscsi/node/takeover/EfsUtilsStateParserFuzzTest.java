@@ -125,7 +125,8 @@ class EfsUtilsStateParserFuzzTest {
         s.tls ? s.accessPoint : Optional.empty(),
         s.tls ? s.credentialsMethod : Optional.empty(),
         s.tls || v3Proxy ? Optional.of(EfsUtilsSamples.REGION) : Optional.empty(),
-        s.pid);
+        s.pid,
+        s.command());
   }
 
   /** What the takeover builds a proxy from, whatever the files said. */

@@ -44,36 +44,57 @@ public final class StateStore {
 
   /** Every readable record; unreadable ones are moved aside. */
   public List<ProxyRecord> list() throws IOException {
+    return list(dir, this::moveAside);
+  }
+
+  /**
+   * Every readable record of {@code stateDir}, read without a single write: no dir made, an
+   * unreadable record left where it is and named in the log. For a dry run, which changes nothing.
+   */
+  public static List<ProxyRecord> peek(Path stateDir) throws IOException {
+    Path dir = stateDir.resolve("proxies");
+    if (!Files.isDirectory(dir)) {
+      return List.of();
+    }
+    return list(dir, (f, why) -> LOG.warn("state record {} is unreadable ({}); skipped", f, why));
+  }
+
+  private interface Unreadable {
+    void found(Path f, String why) throws IOException;
+  }
+
+  private static List<ProxyRecord> list(Path dir, Unreadable unreadable) throws IOException {
     List<ProxyRecord> out = new ArrayList<>();
     try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + SUFFIX)) {
       for (Path f : files) {
-        read(f).ifPresent(out::add);
+        read(f, unreadable).ifPresent(out::add);
       }
     }
     out.sort(java.util.Comparator.comparingInt(ProxyRecord::port));
     return out;
   }
 
-  private java.util.Optional<ProxyRecord> read(Path f) throws IOException {
+  private static java.util.Optional<ProxyRecord> read(Path f, Unreadable unreadable)
+      throws IOException {
     String text;
     try {
       text = Files.readString(f, StandardCharsets.UTF_8);
     } catch (NoSuchFileException gone) {
       return java.util.Optional.empty();
     } catch (java.nio.charset.MalformedInputException e) {
-      moveAside(f, "not UTF-8");
+      unreadable.found(f, "not UTF-8");
       return java.util.Optional.empty();
     }
     try {
       ProxyRecord r = ProxyRecord.fromJson(text);
       String expected = f.getFileName().toString();
       if (!expected.equals(r.id() + SUFFIX)) {
-        moveAside(f, "its id '" + r.id() + "' does not match its file name");
+        unreadable.found(f, "its id '" + r.id() + "' does not match its file name");
         return java.util.Optional.empty();
       }
       return java.util.Optional.of(r);
     } catch (IllegalArgumentException | ArithmeticException e) {
-      moveAside(f, e.getMessage());
+      unreadable.found(f, e.getMessage());
       return java.util.Optional.empty();
     }
   }
