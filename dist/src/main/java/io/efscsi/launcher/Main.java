@@ -64,9 +64,15 @@ public final class Main {
     }
     FlagSet flagSet = flagSet();
     try {
-      if (List.of("help", "-h", "--help", "-help").contains(command)
-          || rest.contains("--help")
-          || rest.contains("-h")) {
+      boolean helpWord = List.of("help", "-h", "--help", "-help").contains(command);
+      if (!helpWord
+          && !command.equals("aot-training") // the build's, through bin/efs-csi
+          && !List.of(COMMANDS.split(",\\s*")).contains(command)) {
+        // also with --help: a mistyped command is a bad command line, not a request for help
+        throw new UsageException(
+            "unknown command '" + command + "'; accepted commands: " + COMMANDS);
+      }
+      if (helpWord || rest.contains("--help") || rest.contains("-h")) {
         out.println(usage(flagSet));
         return 0;
       }
@@ -99,9 +105,7 @@ public final class Main {
         case "proxy" ->
             throw new UsageException(
                 "the proxy runs through bin/efs-csi proxy, on its own minimal classpath");
-        default ->
-            throw new UsageException(
-                "unknown command '" + command + "'; accepted commands: " + COMMANDS);
+        default -> throw new IllegalStateException("command " + command + " not dispatched");
       };
     } catch (UsageException e) {
       return e.report(err);
@@ -242,7 +246,7 @@ public final class Main {
       preflight node [--host-root DIR] [--mountinfo FILE]
                    on a node (kubectl debug node/<node>): each Go-driver mount as the takeover
                    would take it
-      handback --go-driver VERSION [--dry-run] [--go-on] [--wait 30m]
+      handback --go-driver VERSION [--dry-run] [--go-on] [--wait 30m] [--tunnel-binary PATH]
                    a rollback without draining: this node's mounts handed back to the Go
                    driver's efs-utils on their ports (docs/migration.md); --dry-run writes nothing
       version      print the version as JSON

@@ -81,6 +81,28 @@ class MainTest {
   }
 
   @Test
+  void anUnknownCommandIsABadCommandLineAlsoWithHelp() {
+    assertEquals(2, run("frobnicate", "--help"));
+    assertTrue(
+        err().contains("unknown command 'frobnicate'; accepted commands: " + Main.COMMANDS), err());
+    assertEquals(0, run("handback", "--help"), "a known command's help");
+  }
+
+  @Test
+  void theReadmesLauncherSectionNamesEveryCommandOfTheUsage() throws Exception {
+    String readme = java.nio.file.Files.readString(java.nio.file.Path.of("..", "README.md"));
+    String section = readme.substring(readme.indexOf("## The launcher"));
+    section = section.substring(0, section.indexOf("\n## ", 1));
+    for (String command : Main.COMMANDS.split(",\\s*")) {
+      assertTrue(
+          section.contains(" " + command + " ")
+              || section.contains("|" + command)
+              || section.contains(command + "|"),
+          "README's launcher section names " + command);
+    }
+  }
+
+  @Test
   void helpListsCommandsAndFlags() {
     assertEquals(0, run("--help"));
     String text = out.toString(StandardCharsets.UTF_8);
