@@ -131,7 +131,9 @@ class KernelMigrationIT extends KernelVmFixture {
     f.eq("tunnels", "stunnel stunnel");
     // forward again: our takeover reads what the handback wrote and the watchdog rewrote
     f.eq("taken_again", "4");
-    f.eq("record_bind_again", "awsfile-v3");
+    // mount a, made by efs-utils 1.3x with stunnel, went back as stunnel (its recorded command):
+    // taken over again it speaks no binding; mount b (3.x efs-proxy) speaks 3.x's
+    f.eq("record_bind_again", "awsfile-v3 none");
     for (String w : new String[] {"a", "b"}) {
       f.eq("writer_stuck_" + w, "no");
       f.that(f.num("io_err_" + w) == 0, "no I/O error: " + f.get("io_err_first_" + w));
@@ -143,7 +145,9 @@ class KernelMigrationIT extends KernelVmFixture {
     f.zeros("mounts_after", "records_after");
     figure(
         "13. a rollback without draining: a TLS mount (efs-utils 1.3x) and an access point + IAM"
-            + " mount (3.x) taken over, handed back to efs-utils' watchdog (3.x files), taken over"
+            + " mount (3.x) taken over, handed back to efs-utils' watchdog for a 3.x Go driver (the"
+            + " first with the stunnel command 1.3x recorded for it, the second as 3.x efs-proxy),"
+            + " taken over"
             + " again",
         ("fsync'd 4 MiB writes on both the whole time: 0 I/O errors, the writers never restarted;"
                 + " each port went to the watchdog's tunnel only once it listened (%s / %s), the"
