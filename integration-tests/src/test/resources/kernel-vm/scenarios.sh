@@ -471,16 +471,10 @@ scenario_1() {
 
 # A write loop on a mount until $stop exists: files of $2 MiB, fsync'd, read back and compared.
 # Appends "<end ms> ok" or "<end ms> err <message>" lines to $3.
-# io_loop <dir> <MiB> <log> <stopfile> [pause s]: writes a file of <MiB>, fsync'd, compares it and
-# removes it, again and again; with a pause, that long between one write and the next. The pause is
-# for scenarios whose I/O only has to be in flight while something else happens (a move, a
-# takeover): unpaced, two loops keep the emulated CPU busy with TLS, and the JVM starts they wait
-# on take twice as long (scenario 12: a plugin ready after 84 s against 37 s)
-io_loop() {
+io_loop() { # dir mib log stopfile
   local src=$VM/src-$(basename "$1") i=0 out
   [ -f "$src" ] || head -c $(($2 << 20)) /dev/urandom >"$src"
   while [ ! -e "$4" ]; do
-    [ "$i" -gt 0 ] && [ -n "${5:-}" ] && sleep "$5"
     i=$((i + 1))
     local f
     f=$1/io-$(basename "$1")-$i.bin
@@ -633,9 +627,9 @@ scenario_3() {
   fact ports_distinct "$(awk -v a="$sa" -v b="$sb" '$5 == a || $5 == b' /proc/self/mountinfo \
     | grep -o 'port=[0-9]*,' | sort -u | wc -l)"
   fact metrics_before "$(node_metrics $http "$d/metrics-before")"
-  io_loop "$ta" 8 "$d/a.io" "$d/stop" 1 &
+  io_loop "$ta" 8 "$d/a.io" "$d/stop" &
   local l1=$!
-  io_loop "$tb" 8 "$d/b.io" "$d/stop" 1 &
+  io_loop "$tb" 8 "$d/b.io" "$d/stop" &
   local l2=$!
   sleep 3
   local t_kill old=$N_PID
@@ -764,9 +758,9 @@ scenario_12() {
   fact proxies_before "$before"
   fact builds_before "$(record_builds)"
   ports=$(echo "$before" | tr ' ' '\n' | cut -d: -f1 | paste -sd' ')
-  io_loop "$ta" 8 "$d/a.io" "$d/stop" 2 &
+  io_loop "$ta" 8 "$d/a.io" "$d/stop" &
   local l1=$!
-  io_loop "$tb" 8 "$d/b.io" "$d/stop" 2 &
+  io_loop "$tb" 8 "$d/b.io" "$d/stop" &
   local l2=$!
   write_loop "$ta" "$d/w.io" "$d/stop" &
   local l3=$!
@@ -1571,9 +1565,9 @@ scenario_13() {
   # on the second server: one kernel client per mount, so each port carries its own mount
   CONNECT=$TLS_PORT_B efs_utils_mount "$d" "$tb" 20618 v3 apiam || return 1
   mkdir -p "$d/a" "$d/b"
-  io_loop "$ta" 4 "$d/a/w.io" "$d/a/stop" 1 &
+  io_loop "$ta" 4 "$d/a/w.io" "$d/a/stop" &
   local wa=$!
-  io_loop "$tb" 4 "$d/b/w.io" "$d/b/stop" 1 &
+  io_loop "$tb" 4 "$d/b/w.io" "$d/b/stop" &
   local wb=$!
   local flags=(--http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs"
     --efs-utils-config-legacy-dir-path="$d/legacy")
