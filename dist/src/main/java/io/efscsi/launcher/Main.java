@@ -43,6 +43,13 @@ public final class Main {
       "controller, node, all, proxy, demo, benchmark-controller, lab, status, preflight, handback,"
           + " version";
 
+  /** What {@link #run} dispatches: the usage's commands and the build's aot-training. */
+  private static final List<String> DISPATCHED =
+      java.util.stream.Stream.concat(
+              java.util.Arrays.stream(COMMANDS.split(",\\s*")),
+              java.util.stream.Stream.of("aot-training"))
+          .toList();
+
   private Main() {}
 
   public static void main(String[] args) {
@@ -65,9 +72,7 @@ public final class Main {
     FlagSet flagSet = flagSet();
     try {
       boolean helpWord = List.of("help", "-h", "--help", "-help").contains(command);
-      if (!helpWord
-          && !command.equals("aot-training") // the build's, through bin/efs-csi
-          && !List.of(COMMANDS.split(",\\s*")).contains(command)) {
+      if (!helpWord && !DISPATCHED.contains(command)) {
         // also with --help: a mistyped command is a bad command line, not a request for help
         throw new UsageException(
             "unknown command '" + command + "'; accepted commands: " + COMMANDS);

@@ -82,6 +82,7 @@ public final class HandbackCommand {
   static int run(List<String> args, Map<String, String> env, PrintStream out, PrintStream err) {
     Flags flags;
     GoDriverImage image;
+    Optional<String> binary;
     try {
       flags = new FlagSet().addAll(FLAGS).parse(args);
       if (flags.string("go-driver").isBlank()) {
@@ -89,11 +90,11 @@ public final class HandbackCommand {
             "handback needs --go-driver, the Go driver release rolled back to (as v3.4.1)");
       }
       image = GoDriverImage.of(flags.string("go-driver"));
-      String binary = flags.string("tunnel-binary").strip();
-      if (!binary.isEmpty() && !binary.startsWith("/")) {
+      binary = Optional.of(flags.string("tunnel-binary").strip()).filter(b -> !b.isEmpty());
+      if (binary.isPresent() && !binary.get().startsWith("/")) {
         throw new UsageException(
             "--tunnel-binary must be an absolute path, as efs-utils' watchdog runs it, got '"
-                + binary
+                + binary.get()
                 + "'");
       }
     } catch (UsageException e) {
@@ -112,8 +113,6 @@ public final class HandbackCommand {
             Path.of(flags.string("efs-utils-config-dir-path")),
             Path.of(flags.string("efs-utils-config-legacy-dir-path")));
     Optional<String> region = Optional.of(flags.string("region").strip()).filter(r -> !r.isEmpty());
-    Optional<String> binary =
-        Optional.of(flags.string("tunnel-binary").strip()).filter(b -> !b.isEmpty());
     boolean dryRun = flags.bool("dry-run");
     String stsRegion =
         region.orElse(
