@@ -43,7 +43,39 @@ S6_REFUSED_S=${S6_REFUSED_S:-150}
 S6_STALLED_S=${S6_STALLED_S:-150}
 TLS_KEYS="tls=true tls.server-name=$SERVER_NAME tls.ca-file=$SHARED/srv.crt"
 
-now_ms() { date +%s%3N; }
+# Under emulation every process start costs about 45 ms of the emulated CPU that the JVMs under
+# test are waiting for (docs/reliability.md, "What CI costs"), so what runs often here starts none:
+# the clock is bash's own ($EPOCHREALTIME, $EPOCHSECONDS), a pause is a read that times out on a
+# fifo nobody writes to (nap), loops count with arithmetic instead of seq, and logs are followed
+# (follow) instead of grepped again on every poll.
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+nap() { # <seconds>: sleep(1) without a process
+  if [ -z "${NAP_FD:-}" ]; then
+    local p=/run/nap.$BASHPID
+    mkfifo -m 600 "$p" && exec {NAP_FD}<>"$p"
+    rm -f "$p"
+  fi
+  read -r -t "$1" -u "$NAP_FD" _
+  return 0
+}
+# follow <file>: reads <file> from its start on; follow_count <glob> then adds to FOLLOW_N the
+# complete lines appended since that match the glob (a line still being written waits for its end)
+follow() {
+  [ -z "${FOLLOW_FD:-}" ] || exec {FOLLOW_FD}<&-
+  exec {FOLLOW_FD}<"$1"
+  FOLLOW_PART=""
+  FOLLOW_N=0
+}
+follow_count() {
+  local l
+  while IFS= read -r -u "$FOLLOW_FD" l; do
+    l=$FOLLOW_PART$l
+    FOLLOW_PART=""
+    # shellcheck disable=SC2053
+    [[ $l == $1 ]] && FOLLOW_N=$((FOLLOW_N + 1))
+  done
+  FOLLOW_PART+=$l
+}
 publish() { # <name>…: the files <name>.* and <name>-* of $OUT, copied whole to the machine
   local n f
   for n in "$@"; do
@@ -53,7 +85,10 @@ publish() { # <name>…: the files <name>.* and <name>-* of $OUT, copied whole t
   done
   return 0
 }
-say() { echo "$(date +%T.%3N) [$SCEN] $*" >>"$OUT/$SCEN.log"; }
+say() {
+  local t=$EPOCHREALTIME
+  printf '%(%T)T.%s [%s] %s\n' "${t%.*}" "${t:${#t}-6:3}" "$SCEN" "$*" >>"$OUT/$SCEN.log"
+}
 fact() { echo "$1=$2" >>"$OUT/$SCEN.facts"; say "fact $1=$2"; }
 
 # ---- the NFS server side: ganesha exporting a tmpfs, stunnel as the TLS endpoint -------------
@@ -121,10 +156,10 @@ EOF
 port_open() { timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 
 await_port() { # port seconds
-  local deadline=$(($(date +%s) + $2))
+  local deadline=$((EPOCHSECONDS + $2))
   until port_open "$1"; do
-    [ "$(date +%s)" -lt $deadline ] || return 1
-    sleep 0.2
+    [ "$EPOCHSECONDS" -lt $deadline ] || return 1
+    nap 0.2
   done
 }
 
@@ -228,9 +263,7 @@ node_start() {
     --proxy-port-range="$ports" --proxy-cgroup=none --mount-target-port=$TLS_PORT "$@" \
     >>"$N_DIR/node.log" 2>&1 &
   N_PID=$!
-  # the CSI client's JVM starts while the plugin's does (its channel connects at the first call),
-  # as kubelet is up before a plugin starts
-  jvm_start "$N_DIR/client" io.efscsi.it.CsiClient "$N_DIR/csi.sock" || return 1
+  client_connect "$N_DIR/csi.sock" || return 1
   # until the socket accepts (a killed plugin leaves a stale one, which the new plugin replaces)
   python3 - "$N_DIR/csi.sock" <<'PY' || say "the plugin's socket never accepted"
 import socket, sys, time
@@ -245,20 +278,46 @@ while time.time() < end:
 sys.exit(1)
 PY
   local i
-  for i in $(seq 120); do
+  for ((i = 1; i <= 120; i++)); do
     ask probe
     [ "$A" = "ok true" ] && break
-    sleep 0.5
+    nap 0.5
   done
   [ "$A" = "ok true" ] || { say "node plugin never ready"; return 1; }
   say "node plugin $N_PID ready $(($(now_ms) - t0)) ms after its start"
 }
 
+# client_connect <socket>: the lane's CSI client (one JVM for all its plugin starts, as kubelet is
+# up before and after a plugin) on the plugin's socket; ask then talks to it. The first start of
+# the lane starts it, while the plugin's JVM starts (its channel connects at the first call).
+client_connect() {
+  if [ -z "${C_PID:-}" ] || ! [ -d "/proc/$C_PID" ]; then
+    jvm_start "$VM/client-$LANE" io.efscsi.it.CsiClient "$1" || return 1
+    C_PID=$H_PID C_IN=$H_IN C_OUT=$H_OUT
+    return 0
+  fi
+  H_PID=$C_PID H_IN=$C_IN H_OUT=$C_OUT
+  echo "connect $1" >&"$C_IN"
+  # answers still due from calls to a killed plugin come first
+  local l
+  while read -r -t 320 -u "$C_OUT" l; do [ "$l" = "ok connected $1" ] && return 0; done
+  say "the CSI client did not connect to $1"
+  return 1
+}
+
+client_release() { # the plugin is gone: the lane's client lets go of its socket
+  [ -n "${C_PID:-}" ] || return 0
+  echo disconnect >&"$C_IN"
+  local l
+  while read -r -t 320 -u "$C_OUT" l; do [ "$l" = "ok disconnected" ] && return 0; done
+  return 1
+}
+
 node_stop() { # SIGTERM, as the kubelet stops the container
-  host_close
+  client_release
   kill "$N_PID" 2>/dev/null
   local i
-  for i in $(seq 300); do [ -d /proc/$N_PID ] || break; sleep 0.1; done
+  for ((i = 1; i <= 300; i++)); do [ -d /proc/$N_PID ] || break; nap 0.1; done
   kill -9 "$N_PID" 2>/dev/null
   wait "$N_PID" 2>/dev/null
   if [ ! -f "$VM/client-key.pem" ] && [ -s "$N_DIR/state/client-key.pem" ]; then
@@ -328,7 +387,7 @@ status_field() { # key field-number (2=port 3=pid 4=state 5=restarts 6=oom 7=cra
 host_close() {
   echo quit >&$H_IN 2>/dev/null
   local i
-  for i in $(seq 300); do [ -d /proc/$H_PID ] || break; sleep 0.1; done
+  for ((i = 1; i <= 300; i++)); do [ -d /proc/$H_PID ] || break; nap 0.1; done
   kill -9 "$H_PID" 2>/dev/null
   wait "$H_PID" 2>/dev/null
   exec {H_IN}>&- {H_OUT}<&-
@@ -345,7 +404,11 @@ ensure_port() {
   esac
 }
 
-mounted_at() { awk -v m="$1" '$5 == m' /proc/self/mountinfo | grep -c . || true; }
+mounted_at() { # <dir>: how many mounts are on it
+  local n=0 id parent dev root mp rest
+  while read -r id parent dev root mp rest; do [ "$mp" = "$1" ] && n=$((n + 1)); done </proc/self/mountinfo
+  echo $n
+}
 mount_nfs() { # opts port dir
   mkdir -p "$3"
   local t0
@@ -462,7 +525,7 @@ scenario_1() {
   fact port_mounts_after "$(grep -c "port=$P,.*addr=127.0.0.1" /proc/self/mountinfo)"
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
   fact files_left "$(ls "$d/state/proxies" | paste -sd,)"
-  sleep 0.5
+  nap 0.5
   fact proxy_pid_alive_after "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
   node_stop
   cp "$d/node.log" "$OUT/s1-node.log" 2>/dev/null
@@ -472,16 +535,18 @@ scenario_1() {
 # A write loop on a mount until $stop exists: files of $2 MiB, fsync'd, read back and compared.
 # Appends "<end ms> ok" or "<end ms> err <message>" lines to $3.
 io_loop() { # dir mib log stopfile
-  local src=$VM/src-$(basename "$1") i=0 out
+  local src=$VM/src-${1##*/} i=0 out t
   [ -f "$src" ] || head -c $(($2 << 20)) /dev/urandom >"$src"
   while [ ! -e "$4" ]; do
     i=$((i + 1))
     local f
-    f=$1/io-$(basename "$1")-$i.bin
+    f=$1/io-${1##*/}-$i.bin
     if out=$(dd if="$src" of="$f" bs=1M conv=fsync 2>&1) && out=$(cmp "$src" "$f" 2>&1); then
-      echo "$(now_ms) ok" >>"$3"
+      t=${EPOCHREALTIME/./}
+      echo "$((t / 1000)) ok" >>"$3"
     else
-      echo "$(now_ms) err $(echo "$out" | grep -i -m1 'error\|fail\|differ' || echo "$out" | tail -1)" >>"$3"
+      t=${EPOCHREALTIME/./}
+      echo "$((t / 1000)) err $(echo "$out" | grep -i -m1 'error\|fail\|differ' || echo "$out" | tail -1)" >>"$3"
     fi
     rm -f "$f"
   done
@@ -525,10 +590,10 @@ scenario_2() {
   (while [ ! -e "$d/stop" ]; do
     timeout 120 dd if=/dev/zero of="$ma/probe" bs=4k count=1 conv=fsync 2>/dev/null
     echo "$(now_ms) $?" >>"$d/probe.log"
-    sleep 0.3
+    nap 0.3
   done) &
   loops+=($!)
-  sleep 8
+  nap 8
   fact storm_a_memory_current "$(cat "$g/memory.current")"
   fact b_bytes_to_server "$(json_num "$(proxy_status_json "$d/state/proxies/proxy-$pb.sock")" bytes_to_server)"
   # squeeze A's limit under the storm: to what it uses now, then 4 MiB less every second until
@@ -540,8 +605,8 @@ scenario_2() {
   local t_squeeze t_oom="" t_up="" deadline next_squeeze
   t_squeeze=$(now_ms)
   next_squeeze=$((t_squeeze + 1000))
-  deadline=$(($(date +%s) + 150))
-  while [ "$(date +%s)" -lt $deadline ]; do
+  deadline=$((EPOCHSECONDS + 150))
+  while [ "$EPOCHSECONDS" -lt $deadline ]; do
     if [ -z "$t_oom" ] && ! [ -d /proc/$pida ]; then
       t_oom=$(now_ms)
       fact oom_at_memory_max "$squeeze"
@@ -558,21 +623,21 @@ scenario_2() {
         break
       fi
     fi
-    sleep 0.2
+    nap 0.2
   done
   fact oom_after_ms "$([ -n "$t_oom" ] && echo $((t_oom - t_squeeze)) || echo none)"
   fact oom_kill_events "$(awk '$1 == "oom_kill" { print $2 }' "$g/memory.events" 2>/dev/null)"
   fact restart_ms "$([ -n "$t_up" ] && echo $((t_up - t_oom)) || echo none)"
   fact cgroup_a_memory_max_after "$(cat "$g/memory.max" 2>/dev/null)"
   # the restarted proxy takes the kernel's backlog and the storm: sample its memory for 25 s
-  local peak=0 peak_rss=0 cur rss pida2 end=$(($(date +%s) + 25))
+  local peak=0 peak_rss=0 cur rss pida2 end=$((EPOCHSECONDS + 25))
   pida2=$(status_field fs-aaaaaaaa 3)
-  while [ "$(date +%s)" -lt $end ]; do
+  while [ "$EPOCHSECONDS" -lt $end ]; do
     cur=$(cat "$g/memory.current" 2>/dev/null || echo 0)
     rss=$(rss_kib "$pida2")
     [ "$cur" -gt $peak ] && peak=$cur
     [ "${rss:-0}" -gt $peak_rss ] && peak_rss=$rss
-    sleep 0.5
+    nap 0.5
   done
   fact flush_peak_memory_current "$peak"
   fact flush_peak_rss_kib "$peak_rss"
@@ -631,15 +696,15 @@ scenario_3() {
   local l1=$!
   io_loop "$tb" 8 "$d/b.io" "$d/stop" &
   local l2=$!
-  sleep 3
+  nap 3
   local t_kill old=$N_PID
   t_kill=$(now_ms)
   kill -9 "$N_PID"
   wait "$N_PID" 2>/dev/null
   say "node plugin $old killed with SIGKILL"
-  host_close # the CSI client of the dead plugin
+  client_release # the CSI client of the dead plugin
   fact plugin_alive_after_kill "$([ -d /proc/$old ] && echo yes || echo no)"
-  sleep 5 # no plugin at all for a while, I/O goes on
+  nap 5 # no plugin at all for a while, I/O goes on
   fact proxies_without_plugin "$(node_proxies)"
   local t_new
   t_new=$(now_ms)
@@ -658,7 +723,7 @@ scenario_3() {
   t_adopted=$t_new
   [ -n "$ts" ] && t_adopted=$(date -d "$ts" +%s%3N)
   fact adopted_after_start_ms $((t_adopted - t_new))
-  sleep 3
+  nap 3
   touch "$d/stop"
   wait $l1 $l2
   fact io_ok "$(cat "$d/a.io" "$d/b.io" | grep -c ' ok')"
@@ -696,7 +761,7 @@ scenario_3() {
   fact mounts_after "$(awk -v p="$VM/mnt/s3/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
   fact loopback_mounts_after "$(grep -c 'addr=127.0.0.1' /proc/self/mountinfo)"
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
-  sleep 0.5
+  nap 0.5
   local pid alive=0
   for pid in $(echo "$before" | tr ' ' '\n' | cut -d: -f2); do [ -d /proc/$pid ] && alive=$((alive + 1)); done
   fact proxies_alive_after "$alive"
@@ -707,32 +772,64 @@ scenario_3() {
 # ---- 12. a plugin upgrade from the previous release moves its proxies, a rollback adopts them ---
 # Two TLS volumes staged and published by the previous release's plugin ($DIST_PREV) under I/O;
 # this release's plugin replaces it (SIGTERM, as on a DaemonSet upgrade) and moves both proxies
-# to its own build on their ports, one at a time, while a poller connects to both ports every
-# 50 ms; then the previous release comes back (a rollback) and adopts the moved proxies.
-port_poller() { # stopfile log ports…: "<ms> refused <port>" lines, and a count of connects
+# to its own build on their ports, one at a time, while a poller watches both ports (below); then
+# the previous release comes back (a rollback) and adopts the moved proxies.
+#
+# port_poller <stopfile> <log> <ports…>: every 50 ms whether each port has a listening socket (the
+# kernel's own table, /proc/net/tcp: a connect to a port without one is refused), "<ms> unlistened
+# <port>" when not; and once a second a real connect to each, "<ms> refused|slow <port>" when it
+# fails. Each connect costs the proxy a TLS handshake upstream (and the stunnel behind it one
+# more), which under emulation is CPU the moving JVMs are waiting for: a 50 ms connect poller made
+# some 1,700 handshakes per run. ProxyMoveIT connects every 20 ms on the machine. Under emulation
+# a look takes longer than on a CPU (the kernel writes the whole table out): the log ends with the
+# count and the time they took.
+port_poller() {
   python3 - "$@" <<'PY'
-import socket, sys, time
+import os, socket, sys, time
 stop, log, ports = sys.argv[1], sys.argv[2], [int(p) for p in sys.argv[3:]]
-import os
-n = 0
+def listening():
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as t:
+                next(t)
+                for line in t:
+                    f = line.split()
+                    if f[3] == "0A":
+                        found.add(int(f[1].rsplit(":", 1)[1], 16))
+        except OSError:
+            pass
+    return found
+connects = samples = 0
+next_connect = 0.0
+t0 = time.time()
 with open(log, "a") as out:
     while not os.path.exists(stop):
+        now = time.time()
+        up = listening()
+        samples += 1
         for p in ports:
-            s = socket.socket()
-            s.settimeout(2)
-            try:
-                s.connect(("127.0.0.1", p))
-                n += 1
-            except ConnectionRefusedError as e:
-                out.write("%d refused %d %s\n" % (time.time() * 1000, p, e))
+            if p not in up:
+                out.write("%d unlistened %d\n" % (now * 1000, p))
                 out.flush()
-            except OSError as e:  # a timeout: the emulated node is slow to accept, nothing refused
-                out.write("%d slow %d %s\n" % (time.time() * 1000, p, e))
-                out.flush()
-            finally:
-                s.close()
+        if now >= next_connect:
+            next_connect = now + 1
+            for p in ports:
+                s = socket.socket()
+                s.settimeout(2)
+                try:
+                    s.connect(("127.0.0.1", p))
+                    connects += 1
+                except ConnectionRefusedError as e:
+                    out.write("%d refused %d %s\n" % (time.time() * 1000, p, e))
+                    out.flush()
+                except OSError as e:  # a timeout: the emulated node is slow to accept, nothing refused
+                    out.write("%d slow %d %s\n" % (time.time() * 1000, p, e))
+                    out.flush()
+                finally:
+                    s.close()
         time.sleep(0.05)
-    out.write("connects %d\n" % n)
+    out.write("connects %d\nsamples %d\nsampled_ms %d\n" % (connects, samples, (time.time() - t0) * 1000))
 PY
 }
 
@@ -767,7 +864,7 @@ scenario_12() {
   # shellcheck disable=SC2086
   port_poller "$d/stop" "$d/poll.log" $ports &
   local l4=$!
-  sleep 3
+  nap 3
   node_stop # the previous release's pod goes (SIGTERM); its proxies stay
   local t_new
   t_new=$(now_ms)
@@ -781,13 +878,13 @@ scenario_12() {
     node_metrics $http "$m" >/dev/null
     [ "$(metric "$m" efs_csi_proxy_upgrades)" = 2 ] && break
     [ "$(metric "$m" efs_csi_proxy_upgrade_failures)" -gt 0 ] 2>/dev/null && break
-    sleep 2
+    nap 2
   done
   grep -E 'moved proxy|move of proxy|not moved|upgrades stopped' "$d/node.log" >>"$OUT/s12.log"
   local t_moved
   t_moved=$(now_ms)
   fact moved_after_ms $((t_moved - t_new))
-  sleep 10 # I/O on the moved proxies
+  nap 10 # I/O on the moved proxies
   touch "$d/stop"
   wait $l1 $l2 $l3 $l4
   fact upgrades "$(metric "$m" efs_csi_proxy_upgrades)"
@@ -812,9 +909,12 @@ scenario_12() {
   grep 'moved proxy for port' "$d/node.log" >>"$OUT/s12.log"
   fact move_ms "$(grep -o 'in [0-9]* ms;' "$d/node.log" | tr -dc '0-9\n' | paste -sd' ')"
   fact refused "$(grep -c ' refused ' "$d/poll.log")"
+  fact unlistened "$(grep -c ' unlistened ' "$d/poll.log")"
   fact poll_slow "$(grep -c ' slow ' "$d/poll.log")"
-  grep -E ' (refused|slow) ' "$d/poll.log" | head -20 >>"$OUT/s12.log"
+  grep -E ' (refused|unlistened|slow) ' "$d/poll.log" | head -20 >>"$OUT/s12.log"
   fact poll_connects "$(sed -n 's/^connects //p' "$d/poll.log")"
+  fact poll_samples "$(sed -n 's/^samples //p' "$d/poll.log")"
+  fact poll_sampled_ms "$(sed -n 's/^sampled_ms //p' "$d/poll.log")"
   fact io_ok "$(cat "$d/a.io" "$d/b.io" | grep -c ' ok')"
   fact io_err "$(cat "$d/a.io" "$d/b.io" "$d/w.io" | grep -c ' err')"
   fact io_err_first "$(cat "$d/a.io" "$d/b.io" "$d/w.io" | grep ' err' | head -1)"
@@ -845,7 +945,7 @@ scenario_12() {
   fact unstage_b "$A"
   fact mounts_after "$(awk -v p="$VM/mnt/s12/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
-  sleep 0.5
+  nap 0.5
   alive=0
   for pid in $(echo "$after" | tr ' ' '\n' | cut -d: -f2); do [ -d /proc/$pid ] && alive=$((alive + 1)); done
   fact proxies_alive_after "$alive"
@@ -865,7 +965,7 @@ scenario_4() {
   echo hello >"$m/file"
   pid=$(status_field fs-eeeeeeee 3)
   ask "release fs-eeeeeeee /stage/s4" # unstaged, but the unmount never happened
-  sleep 2
+  nap 2
   fact proxy_alive_after_release "$([ -d /proc/$pid ] && echo yes || echo no)"
   ask "ensure fs-ffffffff $TLS_PORT /stage/s4new"
   fact ensure_while_mounted "$A"
@@ -875,15 +975,15 @@ scenario_4() {
     stat "$m" >/dev/null 2>&1
     head -c 1 "$m/file" >/dev/null 2>&1
     echo "$t0 $(($(now_ms) - t0)) $?" >>"$d/stat.log"
-    sleep 0.2
+    nap 0.2
   done) &
   local statloop=$!
-  sleep 1
+  nap 1
   local t_kill t_gone="" t_reused="" present_at_reuse="" deadline
   t_kill=$(now_ms)
   kill -9 "$pid"
-  deadline=$(($(date +%s) + 120))
-  while [ "$(date +%s)" -lt $deadline ]; do
+  deadline=$((EPOCHSECONDS + 120))
+  while [ "$EPOCHSECONDS" -lt $deadline ]; do
     [ -z "$t_gone" ] && [ "$(mounted_at "$m")" = 0 ] && t_gone=$(now_ms)
     ask "ensure fs-ffffffff $TLS_PORT /stage/s4new $TLS_KEYS"
     case "$A" in
@@ -897,13 +997,13 @@ scenario_4() {
         break
         ;;
     esac
-    sleep 0.5
+    nap 0.5
   done
   [ -z "$t_gone" ] && [ "$(mounted_at "$m")" = 0 ] && t_gone=$(now_ms)
   fact unmounted_after_ms "$([ -n "$t_gone" ] && echo $((t_gone - t_kill)) || echo none)"
   fact port_reused_after_ms "$([ -n "$t_reused" ] && echo $((t_reused - t_kill)) || echo none)"
   fact mounts_on_port_at_reuse "${present_at_reuse:-none}"
-  sleep 4
+  nap 4
   touch "$d/stop"
   wait $statloop
   fact stat_calls "$(grep -c . "$d/stat.log")"
@@ -927,7 +1027,7 @@ s.listen()
 open(sys.argv[2], "w").write("listening")
 time.sleep(600)' $port "$d/squatter.ready" &
   local squatter=$!
-  while [ ! -s "$d/squatter.ready" ]; do sleep 0.1; done
+  while [ ! -s "$d/squatter.ready" ]; do nap 0.1; done
   host_start "$d" --ports $port-$port --probe always || return 1
   local attempted=no
   if ensure_port fs-99999999 /stage/s5; then
@@ -964,7 +1064,7 @@ write_loop() { # dir log stopfile: lines "<end ms> ok|err <ms taken> [error]"
     else
       echo "$(now_ms) err $(($(now_ms) - t0)) $(echo "$out" | grep -i -m1 'error\|fail')" >>"$2"
     fi
-    sleep 1
+    nap 1
   done
 }
 
@@ -994,7 +1094,7 @@ scenario_6() {
   local ws=$!
   write_loop "$mh" "$d/hard.io" "$d/stop" &
   local wh=$!
-  sleep 3
+  nap 3
   trace_start
   local cpu_host cpu_soft cpu_hard
   cpu_host=$(cpu_ticks "$H_PID")
@@ -1003,9 +1103,9 @@ scenario_6() {
   t_down=$(now_ms)
   trace_mark "s6 the mount target refuses (stunnel killed)"
   kill -9 "$(cat "$VM/$STUNNEL.bgpid")"
-  local deadline=$(($(date +%s) + 120)) t_err
-  while [ -z "$(first_after "$d/soft.io" err "$t_down")" ] && [ "$(date +%s)" -lt $deadline ]; do
-    sleep 0.2
+  local deadline=$((EPOCHSECONDS + 120)) t_err
+  while [ -z "$(first_after "$d/soft.io" err "$t_down")" ] && [ "$EPOCHSECONDS" -lt $deadline ]; do
+    nap 0.2
   done
   t_err=$(first_after "$d/soft.io" err "$t_down")
   fact soft_time_to_error_ms $((${t_err:-$((t_down + 999999))} - t_down))
@@ -1016,7 +1116,7 @@ scenario_6() {
   fact soft_stat_rc $?
   fact soft_stat_ms $(($(now_ms) - t0))
   local left=$(((t_down + S6_REFUSED_S * 1000 - $(now_ms)) / 1000))
-  [ "$left" -gt 0 ] && sleep "$left"
+  [ "$left" -gt 0 ] && nap "$left"
   t_stall=$(now_ms)
   trace_mark "s6 the mount target stalls (accepts, never answers)"
   python3 -c '
@@ -1028,7 +1128,7 @@ s.listen(4096)
 time.sleep(100000)' "$TLS_PORT" &
   stall=$!
   fact refused_ms $((t_stall - t_down))
-  sleep "$S6_STALLED_S"
+  nap "$S6_STALLED_S"
   kill -9 $stall
   wait $stall 2>/dev/null
   start_stunnel
@@ -1041,17 +1141,17 @@ time.sleep(100000)' "$TLS_PORT" &
   fact supervisor_cpu_ms $host_ms
   fact supervisor_cpu_permille $((host_ms * 1000 / (t_back - t_down)))
   fact proxy_cpu_ms "$((($(cpu_ticks "$pid_soft") - cpu_soft) * 10)) $((($(cpu_ticks "$pid_hard") - cpu_hard) * 10))"
-  deadline=$(($(date +%s) + 180))
+  deadline=$((EPOCHSECONDS + 180))
   while { [ -z "$(first_after "$d/soft.io" ok "$t_back")" ] || [ -z "$(first_after "$d/hard.io" ok "$t_back")" ]; } \
-    && [ "$(date +%s)" -lt $deadline ]; do
-    sleep 0.2
+    && [ "$EPOCHSECONDS" -lt $deadline ]; do
+    nap 0.2
   done
   local t
   t=$(first_after "$d/soft.io" ok "$t_back")
   fact soft_recovered_after_upstream_ms $((${t:-$((t_back + 999999))} - t_back))
   t=$(first_after "$d/hard.io" ok "$t_back")
   fact hard_recovered_after_upstream_ms $((${t:-$((t_back + 999999))} - t_back))
-  sleep 3
+  nap 3
   touch "$d/stop"
   wait $ws $wh
   trace_stop s6
@@ -1093,7 +1193,7 @@ scenario_7() {
   # a pod's process with its cwd in the target and a file open there
   (cd "$t" && exec sleep 600 3<"$t/held") &
   local busy=$!
-  sleep 0.5
+  nap 0.5
   fact busy_cwd "$(readlink /proc/$busy/cwd)"
   fact busy_open_file "$(readlink /proc/$busy/fd/3)"
   out=$(umount "$t" 2>&1)
@@ -1104,16 +1204,16 @@ scenario_7() {
   (while [ ! -e "$d/poll.stop" ]; do
     t_poll=$(now_ms) # taken before the look: a mount seen at t_poll was there at t_poll or later
     [ "$(mounted_at "$t")" != 0 ] && echo "$t_poll" >"$d/last_seen"
-    sleep 0.05
+    nap 0.05
   done) &
   local poller=$!
-  sleep 1
+  nap 1
   t0=$(now_ms)
   ask "unpublish $vol $t"
   t1=$(now_ms)
   fact unpublish "$A"
   fact mounts_at_return "$(mounted_at "$t")"
-  sleep 1
+  nap 1
   touch "$d/poll.stop"
   wait $poller
   local last
@@ -1129,7 +1229,7 @@ scenario_7() {
   fact unstage "$A"
   fact mounts_after "$(awk -v p="$VM/mnt/s7/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
-  sleep 0.5
+  nap 0.5
   fact proxy_alive_after "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
   node_stop
   cp "$d/node.log" "$OUT/s7-node.log" 2>/dev/null
@@ -1184,7 +1284,7 @@ efs_utils_mount() {
   stunnel "$d/tunnel-$port.conf" >>"$d/tunnel-$port.out" 2>&1 &
   echo $! >"$d/tunnel-$port.pid"
   await_port "$port" 30 || { say "the Go driver's tunnel on $port does not listen"; return 1; }
-  local state="{\"pid\": $(cat "$d/tunnel-$port.pid"), \"cmd\": $cmd, \"files\": [\"$cfg\"], \"mount_time\": $(date +%s).$((RANDOM % 1000)), \"mountpoint\": \"$target\"$details, \"mountStateDir\": \"$stem+\", \"commonName\": \"vm-node\", \"region\": \"us-east-1\", \"certificateCreationTime\": \"$(date -u +%y%m%d%H%M%SZ)\", \"certificate\": \"$efs_run/$stem+/certificate.pem\", \"privateKey\": \"/etc/amazon/efs/privateKey.pem\", \"fsId\": \"$fs\", \"unmount_count\": 0}"
+  local state="{\"pid\": $(cat "$d/tunnel-$port.pid"), \"cmd\": $cmd, \"files\": [\"$cfg\"], \"mount_time\": $EPOCHSECONDS.$((RANDOM % 1000)), \"mountpoint\": \"$target\"$details, \"mountStateDir\": \"$stem+\", \"commonName\": \"vm-node\", \"region\": \"us-east-1\", \"certificateCreationTime\": \"$(date -u +%y%m%d%H%M%SZ)\", \"certificate\": \"$efs_run/$stem+/certificate.pem\", \"privateKey\": \"/etc/amazon/efs/privateKey.pem\", \"fsId\": \"$fs\", \"unmount_count\": 0}"
   [ -n "$broken" ] && state=${state:0:150} # cut short, as by a node that crashed mid-write
   echo "$state" >"$efs_run/$stem"
   mount_nfs "$EFS_UTILS_OPTS" "$port" "$target"
@@ -1192,7 +1292,7 @@ efs_utils_mount() {
 
 # port_watch <port> <file>: the first time (ms) the port accepts again, into file.
 port_watch() {
-  (for _ in $(seq 3000); do port_open "$1" && now_ms >"$2" && break; sleep 0.1; done) &
+  (for ((w = 1; w <= 3000; w++)); do port_open "$1" && now_ms >"$2" && break; nap 0.1; done) &
 }
 
 # stop_writer <pid> <dir> [fact]: asks the writer to stop; a writer stuck on the mount for 3
@@ -1201,7 +1301,7 @@ port_watch() {
 stop_writer() {
   touch "$2/stop"
   local i
-  for i in $(seq 1800); do [ -d /proc/$1 ] || break; sleep 0.1; done
+  for ((i = 1; i <= 1800; i++)); do [ -d /proc/$1 ] || break; nap 0.1; done
   fact "${3:-writer_stuck}" "$([ -d /proc/$1 ] && echo yes || echo no)"
   kill -9 "$1" 2>/dev/null
   wait "$1" 2>/dev/null
@@ -1215,23 +1315,23 @@ scenario_8() {
   fact mount_line "$(awk -v m="$t" '$5 == m' /proc/self/mountinfo | cut -d' ' -f9-)"
   io_loop "$t" 8 "$d/w.io" "$d/stop" &
   local writer=$!
-  sleep 4
+  nap 4
   local t_kill t_start t_listen
   t_kill=$(now_ms)
   kill -9 "$(cat "$d/tunnel-$port.pid")" # the Go driver's container is gone
   wait "$(cat "$d/tunnel-$port.pid")" 2>/dev/null
   say "the Go driver's tunnel on $port killed"
-  sleep 2
+  nap 2
   fact port_open_without_tunnel "$(port_open $port && echo yes || echo no)"
   port_watch $port "$d/listen"
   t_start=$(now_ms)
   node_start "$d" 20130-20139 --http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs" \
     --efs-utils-config-legacy-dir-path="$d/legacy" || { stop_writer $writer "$d"; return 1; }
-  for _ in $(seq 100); do [ -f "$d/listen" ] && break; sleep 0.2; done
+  for ((w = 1; w <= 100; w++)); do [ -f "$d/listen" ] && break; nap 0.2; done
   t_listen=$(cat "$d/listen" 2>/dev/null || echo 0)
   fact listening_after_start_ms $((t_listen - t_start))
   fact listening_after_kill_ms $((t_listen - t_kill))
-  sleep 6
+  nap 6
   stop_writer $writer "$d"
   fact io_ok_before_kill "$(awk -v a="$t_kill" '$1 < a && $2 == "ok"' "$d/w.io" | wc -l)"
   fact io_ok_gap "$(awk -v a="$t_kill" -v b="$t_listen" '$1 >= a && $1 < b && $2 == "ok"' "$d/w.io" | wc -l)"
@@ -1256,7 +1356,7 @@ scenario_8() {
   fact mounts_after "$(mounted_at "$t")"
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
   fact port_open_after "$(port_open $port && echo yes || echo no)"
-  sleep 0.5
+  nap 0.5
   fact proxy_alive_after "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
   node_stop
   cp "$d/node.log" "$OUT/s8-node.log" 2>/dev/null
@@ -1279,7 +1379,7 @@ scenario_9() {
     wait "$(cat "$d/tunnel-$p.pid")" 2>/dev/null
   done
   say "the Go driver's tunnels killed"
-  sleep 1
+  nap 1
   node_start "$d" 20140-20149 --http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs" \
     --efs-utils-config-legacy-dir-path="$d/legacy" || return 1
   await_port 20517 60
@@ -1293,7 +1393,7 @@ scenario_9() {
   fact mounts_b "$(mounted_at "$tb")"
   fact refused_log "$(grep -c 'not taking over the mount of pod 7a6b5c4d-aaaa-4bbb-8ccc-9dddeeefff00 volume pv-s9b' "$d/node.log")"
   fact refused_reason "$(grep 'not taking over the mount of pod 7a6b5c4d' "$d/node.log" | head -1 | sed 's/.*left alone: //')"
-  sleep 3 # more reconcile passes: still one log line
+  nap 3 # more reconcile passes: still one log line
   fact refused_log_later "$(grep -c 'not taking over the mount of pod 7a6b5c4d' "$d/node.log")"
   local pid
   pid=$(node_proxy_pids | head -1)
@@ -1301,7 +1401,7 @@ scenario_9() {
   fact unpublish_a "$A"
   fact mounts_a_after "$(mounted_at "$ta")"
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
-  sleep 0.5
+  nap 0.5
   fact proxy_alive_after "$([ -n "$pid" ] && [ -d /proc/$pid ] && echo yes || echo no)"
   node_stop
   timeout 60 umount -l -c -i "$tb" # no stat of the dead hard mount, no umount.nfs4 helper
@@ -1337,14 +1437,20 @@ stage_killed() {
   records_before=$(find "$N_DIR/state/proxies" -name '*.json' 2>/dev/null | wc -l)
   t0=$(now_ms)
   echo "stage $vol $st mounttargetip=$ip cafile=$SHARED/srv.crt" >&$H_IN
-  for i in $(seq 6000); do
+  # looks without starting a process (each would cost the emulated CPU some 45 ms, and the kill
+  # would come that much later than what it waits for)
+  local recs c comm
+  for ((i = 1; i <= 6000; i++)); do
     if [ "$when" = record ]; then
-      [ "$(find "$N_DIR/state/proxies" -name '*.json' | wc -l)" -gt "$records_before" ] && hit=yes
+      recs=("$N_DIR"/state/proxies/*.json)
+      [ -e "${recs[0]}" ] && [ "${#recs[@]}" -gt "$records_before" ] && hit=yes
     else
-      pgrep -x mount.nfs4 >/dev/null && hit=yes
+      for c in /proc/[0-9]*/comm; do
+        read -r comm 2>/dev/null <"$c" && [ "$comm" = mount.nfs4 ] && hit=yes && break
+      done
     fi
     [ $hit = yes ] && break
-    sleep 0.01
+    nap 0.01
   done
   local old=$N_PID
   kill_plugin_tree "$N_PID"
@@ -1352,7 +1458,7 @@ stage_killed() {
   fact "${r}_kill_hit" "$when:$hit"
   read -r -t 60 -u $H_OUT A || A="error NO_ANSWER"
   fact "${r}_killed_answer" "$A"
-  host_close
+  client_release
   fact "${r}_plugin_alive_after_kill" "$([ -d /proc/$old ] && echo yes || echo no)"
   fact "${r}_mount_helpers_after_kill" "$(pgrep -x mount.nfs4 | wc -l)"
   fact "${r}_mounts_after_kill" "$(mounted_at "$st")"
@@ -1391,7 +1497,7 @@ scenario_10() {
   fact unstage_b "$A"
   fact mounts_after "$(awk -v p="$VM/mnt/s10/" 'index($5, p) == 1' /proc/self/mountinfo | grep -c .)"
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
-  sleep 0.5
+  nap 0.5
   local pid alive=0
   for pid in $(echo "$proxies" | tr ' ' '\n' | cut -d: -f2); do [ -d /proc/$pid ] && alive=$((alive + 1)); done
   fact proxies_alive_after "$alive"
@@ -1542,9 +1648,11 @@ s13_move() {
   t0=$(now_ms)
   kill -9 "$1"
   wait "$1" 2>/dev/null
-  for w in $(seq 1200); do
-    [ "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")" -ge "$3" ] && break
-    sleep 0.2
+  follow "$d/node.log"
+  for ((w = 1; w <= 1200; w++)); do
+    follow_count '*took over 127.0.0.1:2061[78] for pod*'
+    [ "$FOLLOW_N" -ge "$3" ] && break
+    nap 0.2
   done
   fact "taken_$2_$3_ms" $(($(now_ms) - t0))
 }
@@ -1580,7 +1688,7 @@ scenario_13() {
   s13_move "$(listener_pid 20617)" 20617 1
   s13_move "$(listener_pid 20618)" 20618 2
   fact taken_over "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")"
-  sleep 5
+  nap 5
   # 2. the rollback: the plan from the node pod (writes nothing), then the handback, which waits
   # for our plugin to stop and the Go driver's watchdog to poll each mount's state
   local hb_flags=(--go-driver=v3.4.1 --state-dir="$d/state" --efs-utils-config-dir-path="$d/var-amazon-efs"
@@ -1593,11 +1701,17 @@ scenario_13() {
   fact dry_rows "$(grep -cE '^2061[78] ' "$d/dry.out")"
   fact dry_unchanged "$([ "$before" = "$(cd $efs_run && find . -type f | sort | xargs md5sum | md5sum)" ] && echo yes || echo no)"
   cp "$d/dry.out" "$OUT/s13-dry.out"
+  : >"$d/handback.out"
+  follow "$d/handback.out"
   env AWS_CONTAINER_CREDENTIALS_FULL_URI=http://169.254.170.23/v1/credentials \
     AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE=/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token \
     "$DIST/bin/efs-csi" handback "${hb_flags[@]}" --wait=10m >"$d/handback.out" 2>&1 &
   local hb=$!
-  for w in $(seq 1500); do grep -q '^waiting up to' "$d/handback.out" && break; sleep 0.2; done
+  for ((w = 1; w <= 1500; w++)); do
+    follow_count 'waiting up to*'
+    [ "$FOLLOW_N" -gt 0 ] && break
+    nap 0.2
+  done
   fact handback_waiting "$(grep -c '^waiting up to' "$d/handback.out")"
   fact state_pid_before_watchdog "$(grep -l '"pid"' $efs_run/fs-12345678.*.2061[78] | wc -l)"
   fact written_method "$(sed -n 's/.*"awsCredentialsMethod": "\([^"]*\)".*/\1/p' $efs_run/fs-12345678.*.20618)"
@@ -1606,7 +1720,7 @@ scenario_13() {
   t_wd=$(now_ms)
   watchdog_standin "$d/var-amazon-efs" "$d/wd" >>"$d/wd.log" 2>&1 &
   local wd=$!
-  for w in $(seq 3000); do [ -d /proc/$hb ] || break; sleep 0.2; done
+  for ((w = 1; w <= 3000; w++)); do [ -d /proc/$hb ] || break; nap 0.2; done
   wait $hb
   fact handback_rc $?
   cp "$d/handback.out" "$OUT/s13-handback.out"
@@ -1620,7 +1734,7 @@ scenario_13() {
   fact tunnels "$(for p in 20617 20618; do
     tr '\0' ' ' <"/proc/$(listener_pid $p)/cmdline" 2>/dev/null | awk '{ print $1 }'
   done | paste -sd' ')"
-  sleep 8 # the pods' I/O through the Go driver's tunnels
+  nap 8 # the pods' I/O through the Go driver's tunnels
   # 3. forward again: our plugin comes up beside the Go driver's (it waits), the Go driver's
   # watchdog goes, then each of its tunnels, and the next pass takes each port over again
   node_start "$d" 20150-20159 "${flags[@]}" || {
@@ -1638,7 +1752,7 @@ scenario_13() {
   s13_move "$(listener_pid 20618)" 20618 4
   fact taken_again "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")"
   fact record_bind_again "$(sed -n 's/.*"bind.protocol": "\([^"]*\)".*/\1/p' "$d"/state/proxies/proxy-2061[78].json | sort -u | paste -sd' ')"
-  sleep 5
+  nap 5
   local t_end
   t_end=$(now_ms)
   stop_writer $wa "$d/a" writer_stuck_a
@@ -1685,6 +1799,7 @@ lane_env() { # <main|beside>: the lane's servers
 run_lane() { # <lane> <scenario…>: inside the lane's namespaces
   local lane=$1 n t0 rc
   shift
+  LANE=$lane
   lane_env "$lane"
   mkdir -p /run/efs && mount -t tmpfs -o mode=0755 "efs-$lane" /run/efs
   # the lane's own /etc/hosts (scenario 1 adds a name to it): the machine's, shared over 9p, is
@@ -1709,6 +1824,11 @@ run_lane() { # <lane> <scenario…>: inside the lane's namespaces
     done
     publish "s$n"
   done
+  if [ -n "${C_PID:-}" ]; then # the lane's CSI client
+    H_PID=$C_PID H_IN=$C_IN H_OUT=$C_OUT
+    host_close
+    cp "$VM/client-$lane/host.err" "$OUT/lane-$lane-client.err" 2>/dev/null
+  fi
   kill "$(cat "$VM/$STUNNEL.bgpid")" 2>/dev/null
 }
 

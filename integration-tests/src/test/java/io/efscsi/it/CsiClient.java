@@ -25,9 +25,13 @@ import java.util.concurrent.TimeUnit;
 /**
  * A small CSI client for the kernel VM suite: it talks to the packaged node plugin over its unix
  * socket as kubelet does, driven by line commands on stdin (one answer line each, "ok …" or "error
- * CODE description"), so that one JVM start serves a whole scenario:
+ * CODE description"), so that one JVM start serves a whole lane of scenarios: each plugin start
+ * connects it to that plugin's socket (a JVM start under the VM's emulated CPU costs 13-21 s of it,
+ * which the plugin starting beside it lacked):
  *
  * <pre>
+ * connect &lt;socket&gt;        (answers "ok connected &lt;socket&gt;"; the previous channel is closed)
+ * disconnect              (answers "ok disconnected")
  * probe
  * stage &lt;volumeId&gt; &lt;stagingPath&gt; &lt;k=v,…|-&gt; [mountFlag …]
  * publish &lt;volumeId&gt; &lt;stagingPath&gt; &lt;targetPath&gt;
@@ -44,7 +48,7 @@ public final class CsiClient {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     BufferedReader in =
         new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    CsiChannels.Client client = CsiChannels.open(new Endpoint.Unix(Path.of(args[0])));
+    CsiChannels.Client client = args.length > 0 ? connect(args[0]) : null;
     out.println("started");
     String line;
     while ((line = in.readLine()) != null) {
@@ -52,6 +56,18 @@ public final class CsiClient {
       if (w[0].equals("quit")) {
         out.println("ok");
         break;
+      }
+      if (w[0].equals("connect") || w[0].equals("disconnect")) {
+        if (client != null) {
+          client.close();
+        }
+        client = w[0].equals("connect") ? connect(w[1]) : null;
+        out.println(client != null ? "ok connected " + w[1] : "ok disconnected");
+        continue;
+      }
+      if (client == null) {
+        out.println("error CLIENT not connected to a plugin");
+        continue;
       }
       try {
         out.println("ok " + call(client, w));
@@ -66,6 +82,10 @@ public final class CsiClient {
       }
     }
     System.exit(0); // the gRPC channel's threads would keep the JVM alive
+  }
+
+  private static CsiChannels.Client connect(String socket) {
+    return CsiChannels.open(new Endpoint.Unix(Path.of(socket)));
   }
 
   private static String call(CsiChannels.Client client, String[] w) {

@@ -14,7 +14,7 @@ import java.util.jar.JarOutputStream;
 import java.util.stream.Stream;
 
 /**
- * The test JVMs the kernel VM starts ({@link CsiClient} before every plugin scenario, {@link
+ * The test JVMs the kernel VM starts ({@link CsiClient}, one per lane of scenarios, {@link
  * SupervisorHost} in the supervisor scenarios) start from AOT caches, as the plugin and the proxies
  * start on a node from the caches the build writes ({@code bin/efs-csi train}): made on this
  * machine before the boot, with the JVM options and class path the VM's {@code jvm_start} uses
