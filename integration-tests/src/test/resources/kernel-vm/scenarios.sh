@@ -50,12 +50,18 @@ TLS_KEYS="tls=true tls.server-name=$SERVER_NAME tls.ca-file=$SHARED/srv.crt"
 # (follow) instead of grepped again on every poll.
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 nap() { # <seconds>: sleep(1) without a process
+  # the fifo's name is unique on the VM, not by pid: each lane's shell is pid 1 of its own pid
+  # namespace, and both lanes share /run (a full run lost its beside lane to /run/nap.1)
   if [ -z "${NAP_FD:-}" ]; then
-    local p=/run/nap.$BASHPID
-    mkfifo -m 600 "$p" && exec {NAP_FD}<>"$p"
+    local p
+    p=$(mktemp -u /run/nap.XXXXXXXXXX) && mkfifo -m 600 "$p" && exec {NAP_FD}<>"$p"
     rm -f "$p"
   fi
-  read -r -t "$1" -u "$NAP_FD" _
+  if [ -n "${NAP_FD:-}" ]; then
+    read -r -t "$1" -u "$NAP_FD" _
+  else
+    sleep "$1"
+  fi
   return 0
 }
 # follow <file>: reads <file> from its start on; follow_count <glob> then adds to FOLLOW_N the
