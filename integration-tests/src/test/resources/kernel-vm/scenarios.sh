@@ -303,19 +303,20 @@ client_connect() {
     return 0
   fi
   H_PID=$C_PID H_IN=$C_IN H_OUT=$C_OUT
-  echo "connect $1" >&"$C_IN"
-  # answers still due from calls to a killed plugin come first
-  local l
-  while read -r -t 320 -u "$C_OUT" l; do [ "$l" = "ok connected $1" ] && return 0; done
-  say "the CSI client did not connect to $1"
-  return 1
+  client_tell "connect $1" "ok connected $1" || { say "the CSI client did not connect to $1"; return 1; }
 }
 
 client_release() { # the plugin is gone: the lane's client lets go of its socket
   [ -n "${C_PID:-}" ] || return 0
-  echo disconnect >&"$C_IN"
+  client_tell disconnect "ok disconnected"
+}
+
+# client_tell <command> <answer>: sends the lane's client a command and reads up to its answer;
+# answers still due from calls to a killed plugin come first and are passed over
+client_tell() {
+  echo "$1" >&"$C_IN"
   local l
-  while read -r -t 320 -u "$C_OUT" l; do [ "$l" = "ok disconnected" ] && return 0; done
+  while read -r -t 320 -u "$C_OUT" l; do [ "$l" = "$2" ] && return 0; done
   return 1
 }
 
