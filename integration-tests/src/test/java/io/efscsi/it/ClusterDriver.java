@@ -23,10 +23,10 @@ import java.util.concurrent.TimeUnit;
  * with the project's own image and sidecar images made from the shared binaries) into the one-node
  * {@link Cluster}: what {@link ClusterDriverIT} (the volume's life, restarts and upgrades) and
  * {@link ClusterRunbookIT} and {@link ClusterRemovalIT} (the docs' commands) each get from {@link
- * ClusterDriverFixture}, one cluster per class. The EFS API is the project's emulator, the mount
- * target a TLS server in front of nfs-ganesha, and the NFS mount command the stand-in (this kernel
- * has no NFS client; the kernel VM suite keeps the real one), which bind-mounts one directory as
- * the file system's root so that pods share data.
+ * ClusterDriverFixture}: a release per class on the one cluster they share ({@link Shared}). The
+ * EFS API is the project's emulator, the mount target a TLS server in front of nfs-ganesha, and the
+ * NFS mount command the stand-in (this kernel has no NFS client; the kernel VM suite keeps the real
+ * one), which bind-mounts one directory as the file system's root so that pods share data.
  */
 final class ClusterDriver implements AutoCloseable {
 
@@ -55,42 +55,158 @@ final class ClusterDriver implements AutoCloseable {
   /** The test class this cluster is for (the time table's rows name it). */
   final String owner;
 
-  private ClusterDriver(Cluster cluster, Path work, String owner) {
-    this.cluster = cluster;
-    this.admin = cluster.admin();
+  private ClusterDriver(Shared shared, Path work, String owner) {
+    this.cluster = shared.cluster;
+    this.admin = shared.admin;
+    this.lab = shared.lab;
+    this.efs = shared.efs;
+    this.fsId = shared.fsId;
+    this.test = shared.test;
+    this.tlsPort = shared.tlsPort;
     this.work = work;
     this.owner = owner;
+  }
+
+  /**
+   * What the cluster classes share, started by the first of them and closed after the last ({@link
+   * #expect}): the cluster with the images imported, the EFS emulator with the file system, the
+   * mount target (stunnel in front of nfs-ganesha) and what the node container sees under the
+   * kubelet directory. Each class still gets a release of its own, its own state directory and a
+   * node that the class before left as a fresh cluster has it ({@link #close}).
+   */
+  private static final class Shared implements AutoCloseable {
+    Cluster cluster;
+    KubernetesClient admin;
+    Path work;
+    NfsLab lab;
+    EfsEmulator efs;
+    String fsId;
+    Path test;
+    int tlsPort;
+
+    @Override
+    public void close() throws Exception {
+      if (System.getProperty("efscsi.cluster.keep") != null) {
+        cluster.close(); // says how to reach it and how to stop it
+        return;
+      }
+      try {
+        if (admin != null) {
+          admin.close();
+        }
+        cluster.close();
+        ClusterHostPaths.cleanUp(null);
+      } finally {
+        if (efs != null) {
+          efs.close();
+        }
+        if (lab != null) {
+          lab.closeAndDelete();
+        }
+        HostCleanup.deleteTree(work);
+      }
+    }
+  }
+
+  /** The shared part while a cluster class runs or another is still to come; else null. */
+  private static Shared shared;
+
+  /** The cluster classes still to run in this JUnit run ({@link ClusterClassOrder}). */
+  private static final Set<String> pending = new java.util.LinkedHashSet<>();
+
+  /**
+   * The cluster classes this run holds, told by {@link ClusterClassOrder}, which runs them one
+   * after the other: the cluster they share stays up until the last of them ends. Without it
+   * (another orderer, a class on its own) each class closes the cluster when it ends, as before.
+   */
+  static synchronized void expect(java.util.Collection<String> classes) {
+    pending.clear();
+    pending.addAll(classes);
   }
 
   /**
    * The cluster up with the chart installed and ready, for test class {@code owner}; closed by
    * {@link #close}.
    */
-  static ClusterDriver start(String owner) throws Exception {
-    long t0 = System.nanoTime();
-    ClusterHostPaths.recordBefore();
-    Cluster cluster = Cluster.start();
+  static synchronized ClusterDriver start(String owner) throws Exception {
+    if (shared == null) {
+      shared = startShared(owner);
+    }
     ClusterDriver d;
     try {
-      d = new ClusterDriver(cluster, Files.createTempDirectory("efscsi-cluster-driver"), owner);
+      d = new ClusterDriver(shared, Files.createTempDirectory("efscsi-cluster-driver"), owner);
     } catch (IOException | RuntimeException e) {
-      cluster.close();
+      closeShared(e);
       throw e;
     }
     try {
-      d.install(t0);
+      d.install();
       return d;
     } catch (Exception | AssertionError e) {
-      try {
-        d.close();
-      } catch (Exception suppressed) {
-        e.addSuppressed(suppressed);
-      }
+      closeAfter(d, e);
       throw e;
     }
   }
 
-  private void install(long t0) throws Exception {
+  private static Shared startShared(String owner) throws Exception {
+    long t0 = System.nanoTime();
+    ClusterHostPaths.recordBefore();
+    Shared s = new Shared();
+    s.cluster = Cluster.start();
+    try {
+      s.admin = s.cluster.admin();
+      s.work = Files.createTempDirectory("efscsi-cluster-shared");
+      TestTimes.since("cluster start", owner, t0, "");
+      long t1 = System.nanoTime();
+      ClusterImages.importInto(s.cluster, s.work);
+      TestTimes.since("images imported", owner, t1, "");
+      s.lab = new NfsLab(Files.createDirectories(s.work.resolve("lab")), 1);
+      s.efs = EfsEmulator.start();
+      s.fsId = s.efs.createFileSystem();
+      s.efs.addMountTarget(s.fsId, Cluster.ZONE, "127.0.0.1");
+      String name = s.fsId + ".efs.us-east-1.amazonaws.com";
+      s.lab.selfSigned("mt", name);
+      s.tlsPort = NfsLab.freePort();
+      s.lab.stunnelServer(s.tlsPort, s.lab.dir.resolve("mt.crt"), s.lab.dir.resolve("mt.key"));
+      NfsLab.awaitPort(s.tlsPort, java.time.Duration.ofSeconds(10));
+      s.test = Files.createDirectories(s.cluster.kubeletDir().resolve("efs-test"));
+      Files.createDirectories(s.test.resolve("root"));
+      Files.copy(s.lab.dir.resolve("mt.crt"), s.test.resolve("ca.crt"));
+      Path mount = s.test.resolve("fake-nfs-mount");
+      try (var in = ClusterDriver.class.getResourceAsStream("/fake-nfs-mount")) {
+        Files.write(mount, in.readAllBytes());
+      }
+      Files.setPosixFilePermissions(mount, PosixFilePermissions.fromString("rwxr-xr-x"));
+      return s;
+    } catch (Exception | AssertionError e) {
+      closeAfter(s, e);
+      throw e;
+    }
+  }
+
+  /** Closes {@code c} after {@code e}, a failure to close added to it. */
+  private static void closeAfter(AutoCloseable c, Throwable e) {
+    try {
+      c.close();
+    } catch (Exception suppressed) {
+      e.addSuppressed(suppressed);
+    }
+  }
+
+  private static void closeShared(Throwable cause) {
+    Shared s = shared;
+    shared = null;
+    if (s != null) {
+      try {
+        s.close();
+      } catch (Exception e) {
+        cause.addSuppressed(e);
+      }
+    }
+  }
+
+  private void install() throws Exception {
+    long t1 = System.nanoTime();
     // as a node group bootstrapped for the driver starts (upstream's startup taint)
     admin
         .nodes()
@@ -104,28 +220,6 @@ final class ClusterDriver implements AutoCloseable {
                 .endTaint()
                 .endSpec()
                 .build());
-    phase("cluster start", t0);
-    long t1 = System.nanoTime();
-    ClusterImages.importInto(cluster, work);
-    phase("images imported", t1);
-    t1 = System.nanoTime();
-    lab = new NfsLab(Files.createDirectories(work.resolve("lab")), 1);
-    efs = EfsEmulator.start();
-    fsId = efs.createFileSystem();
-    efs.addMountTarget(fsId, Cluster.ZONE, "127.0.0.1");
-    String name = fsId + ".efs.us-east-1.amazonaws.com";
-    lab.selfSigned("mt", name);
-    tlsPort = NfsLab.freePort();
-    lab.stunnelServer(tlsPort, lab.dir.resolve("mt.crt"), lab.dir.resolve("mt.key"));
-    NfsLab.awaitPort(tlsPort, java.time.Duration.ofSeconds(10));
-    test = Files.createDirectories(cluster.kubeletDir().resolve("efs-test"));
-    Files.createDirectories(test.resolve("root"));
-    Files.copy(lab.dir.resolve("mt.crt"), test.resolve("ca.crt"));
-    Path mount = test.resolve("fake-nfs-mount");
-    try (var in = ClusterDriver.class.getResourceAsStream("/fake-nfs-mount")) {
-      Files.write(mount, in.readAllBytes());
-    }
-    Files.setPosixFilePermissions(mount, PosixFilePermissions.fromString("rwxr-xr-x"));
     helm = new ClusterHelm(cluster, work);
     // docs/install.md's command, the values file an operator on this cluster would write
     helm.install(ClusterDriverSupport.values(this, false));
@@ -260,29 +354,113 @@ final class ClusterDriver implements AutoCloseable {
     }
   }
 
+  /**
+   * Ends the class: the cluster closed when it was the last class to share it (or the class left it
+   * in a state the next must not inherit), else put back as a fresh cluster has it for the next:
+   * the test objects in default (pods, claims, service accounts) and every PV deleted, the release
+   * uninstalled (helm waits until its pods are gone) with the CSIDriver its chart keeps and what
+   * else runs in kube-system (the handback pod), this class's proxies stopped with their state and
+   * cgroups, the file system's root emptied.
+   */
   @Override
   public void close() throws Exception {
     phases.forEach(p -> System.err.println("cluster suite: " + p));
     System.err.println(ClusterDriverSupport.diagnostics(admin));
-    if (System.getProperty("efscsi.cluster.keep") != null) {
-      cluster.close(); // says how to reach it and how to stop it
-      return;
+    boolean last;
+    synchronized (ClusterDriver.class) {
+      pending.remove(owner);
+      last = pending.isEmpty() || System.getProperty("efscsi.cluster.keep") != null;
+    }
+    Exception failed = null;
+    if (!last) {
+      long t0 = System.nanoTime();
+      try {
+        reset();
+        TestTimes.since("cluster reset for the next class", owner, t0, "");
+      } catch (Exception | AssertionError e) {
+        System.err.println(
+            "cluster suite: the reset failed, the next class gets a new cluster: " + e);
+        last = true;
+      }
+    } else if (helm != null && System.getProperty("efscsi.cluster.keep") == null) {
+      try {
+        helm.uninstall();
+      } catch (Exception e) {
+        failed = e;
+      }
     }
     try {
-      if (helm != null) {
-        helm.uninstall();
+      if (System.getProperty("efscsi.cluster.keep") == null) {
+        ClusterHostPaths.cleanUp(work);
+        HostCleanup.deleteTree(work);
       }
     } finally {
-      admin.close();
-      cluster.close();
-      ClusterHostPaths.cleanUp(work);
-      if (efs != null) {
-        efs.close();
+      if (last) {
+        synchronized (ClusterDriver.class) {
+          Shared s = shared;
+          shared = null;
+          if (s != null) {
+            s.close();
+          }
+        }
       }
-      if (lab != null) {
-        lab.closeAndDelete();
+    }
+    if (failed != null) {
+      throw failed;
+    }
+  }
+
+  private void reset() throws Exception {
+    var pods = admin.pods().inNamespace("default");
+    pods.withGracePeriod(0).delete();
+    admin.persistentVolumeClaims().inNamespace("default").delete();
+    admin.serviceAccounts().inNamespace("default").withName("scraper").delete();
+    // the kubelet unpublishes and unstages through this release's plugin before it goes
+    awaitEmpty("CSI volumes still mounted by the kubelet", () -> !csiMounts().isEmpty());
+    admin.persistentVolumes().delete();
+    if (helm != null) {
+      helm.uninstall();
+      helm = null;
+    }
+    admin.storage().v1().csiDrivers().withName(DRIVER).delete();
+    admin.pods().inNamespace(NS).withGracePeriod(0).delete();
+    awaitEmpty(
+        "pods, PVs or the plugin's JVM still there",
+        () ->
+            !pods.list().getItems().isEmpty()
+                || !admin.pods().inNamespace(NS).list().getItems().isEmpty()
+                || !admin.persistentVolumes().list().getItems().isEmpty()
+                || !ClusterDriverSupport.pidsWith(
+                        "io.efscsi.launcher.Main", "--kubelet-root-dir=" + cluster.kubeletDir())
+                    .isEmpty());
+    // the file system's root as a new file system has it
+    Path root = test.resolve("root");
+    HostCleanup.deleteTree(root);
+    Files.createDirectories(root);
+  }
+
+  /** The staging and publish mounts of CSI volumes under the kubelet's directory. */
+  private List<String> csiMounts() throws IOException {
+    String kubelet = cluster.kubeletDir().toString();
+    return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+        .map(l -> l.split(" ")[4])
+        .filter(m -> m.startsWith(kubelet + "/"))
+        .filter(m -> m.contains("/kubernetes.io/csi/") || m.contains("/kubernetes.io~csi/"))
+        .toList();
+  }
+
+  private interface Check {
+    boolean notYet() throws Exception;
+  }
+
+  private void awaitEmpty(String what, Check check) throws Exception {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+    while (check.notYet()) {
+      if (System.nanoTime() > end) {
+        throw new AssertionError(
+            what + " 120 s after the class: " + ClusterDriverSupport.diagnostics(admin));
       }
-      HostCleanup.deleteTree(work);
+      Thread.sleep(250);
     }
   }
 }

@@ -6,9 +6,10 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * What the driver's cluster classes stand on: a {@link ClusterDriver} of their own, started before
- * the class's first test and closed after its last, so that no cluster outlives its class (failsafe
- * runs the classes one at a time, another cluster suite may come next).
+ * What the driver's cluster classes stand on: a {@link ClusterDriver} with a release of their own,
+ * installed before the class's first test and removed after its last, on the one cluster these
+ * classes share ({@link ClusterClassOrder} runs them one after the other; the last closes it, so
+ * that no cluster outlives them: another cluster suite may come next).
  */
 @ExtendWith(BuiltImages.class)
 abstract class ClusterDriverFixture {
