@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.efscsi.emulator.EfsEmulator;
 import io.efscsi.it.cluster.Cluster;
+import io.efscsi.supervisor.host.ProcMountTable;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.ByteArrayOutputStream;
@@ -197,11 +198,7 @@ final class ClusterDriver implements AutoCloseable {
     Shared s = shared;
     shared = null;
     if (s != null) {
-      try {
-        s.close();
-      } catch (Exception e) {
-        cause.addSuppressed(e);
-      }
+      closeAfter(s, cause);
     }
   }
 
@@ -441,12 +438,13 @@ final class ClusterDriver implements AutoCloseable {
 
   /** The staging and publish mounts of CSI volumes under the kubelet's directory. */
   private List<String> csiMounts() throws IOException {
-    String kubelet = cluster.kubeletDir().toString();
-    return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
-        .map(l -> l.split(" ")[4])
-        .filter(m -> m.startsWith(kubelet + "/"))
-        .filter(m -> m.contains("/kubernetes.io/csi/") || m.contains("/kubernetes.io~csi/"))
-        .toList();
+    String kubelet = cluster.kubeletDir() + "/";
+    return new ProcMountTable(ProcMountTable.SELF)
+        .read().stream()
+            .map(m -> m.mountPoint())
+            .filter(m -> m.startsWith(kubelet))
+            .filter(m -> m.contains("/kubernetes.io/csi/") || m.contains("/kubernetes.io~csi/"))
+            .toList();
   }
 
   private interface Check {
