@@ -1403,7 +1403,8 @@ scenario_9() {
   done
   say "the Go driver's tunnels killed"
   nap 1
-  node_start "$d" 20140-20149 --http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs" \
+  # ports of its own (it runs beside, while the main lane's 12 has 20140-20149)
+  node_start "$d" 20160-20169 --http-endpoint=$http --efs-utils-config-dir-path="$d/var-amazon-efs" \
     --efs-utils-config-legacy-dir-path="$d/legacy" || return 1
   await_port 20517 60
   fact port_a_open "$(port_open 20517 && echo yes || echo no)"
