@@ -910,6 +910,10 @@ scenario_12() {
   nap 10 # I/O on the moved proxies
   touch "$d/stop"
   wait $l1 $l2 $l3 $l4
+  # read again now that both moves are over: a scrape is not atomic, and under emulation one that
+  # ran while the second move ended read the stale gauge before it fell and the moves after they
+  # rose (stale=1 with upgrades=2, the full run of de5735a)
+  node_metrics $http "$m" >/dev/null
   fact upgrades "$(metric "$m" efs_csi_proxy_upgrades)"
   fact upgrade_failures "$(metric "$m" efs_csi_proxy_upgrade_failures)"
   fact upgrade_skips "$(metric "$m" efs_csi_proxy_upgrade_skips)"
