@@ -23,7 +23,7 @@ import java.util.OptionalLong;
  */
 class GoDurationFuzzTest {
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   @DictionaryEntries({"ns", "us", "µs", "μs", "ms", "h", "m", "s", ".", "-", "+"})
   void anyDurationIsReadAsGoReadsIt(FuzzedDataProvider data) {
     long nanos = data.consumeLong();

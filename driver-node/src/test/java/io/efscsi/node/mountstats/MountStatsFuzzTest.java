@@ -27,7 +27,7 @@ class MountStatsFuzzTest {
 
   private static final String[] OPS = {"READ", "WRITE", "GETATTR", "OPEN", "SEQUENCE", "NULL"};
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   @DictionaryEntries({
     "device ",
     " mounted on ",

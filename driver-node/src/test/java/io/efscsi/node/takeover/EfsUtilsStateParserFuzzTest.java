@@ -30,7 +30,7 @@ class EfsUtilsStateParserFuzzTest {
   private static final Pattern PORT = Pattern.compile("[1-9][0-9]{0,4}");
   private static final Pattern ACCESS_POINT = Pattern.compile("fsap-[0-9a-f]{17}");
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   void anyStateIsReadAsWrittenOrRefusedWithAReason(FuzzedDataProvider data) {
     EfsUtilsSamples s = new EfsUtilsSamples().release(data.pickValue(Release.values()));
     boolean stunnel = !s.release.name().endsWith("_PROXY");

@@ -48,7 +48,7 @@ class StunnelConfigFuzzTest {
     "OCSPaia"
   };
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   @DictionaryEntries({"[efs]", " = ", "accept", "connect", "#", ";"})
   void anyConfigIsReadAsTheReferenceReadsIt(FuzzedDataProvider data) throws Exception {
     Map<String, List<String>> global = entries(data);

@@ -36,7 +36,7 @@ class VolumeContextFuzzTest {
     "CSI.storage.k8s.io/EPHEMERAL"
   };
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   void anyAttributesAndMountOptionsParseOrAreInvalidArgument(FuzzedDataProvider data) {
     Map<String, String> attributes = new HashMap<>();
     int n = data.consumeInt(0, 6);

@@ -37,7 +37,7 @@ class VolumeHandleFuzzTest {
 
   private static final Pattern ACCESS_POINT = Pattern.compile("fsap-[0-9a-f]{8,40}");
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   @DictionaryEntries({
     "efs:",
     "s3files:",

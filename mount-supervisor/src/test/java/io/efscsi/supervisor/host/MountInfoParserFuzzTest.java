@@ -31,7 +31,7 @@ class MountInfoParserFuzzTest {
     "shared:1", "master:7", "propagate_from:2", "unbindable"
   };
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   @DictionaryEntries({
     " - ",
     "\\040",

@@ -28,7 +28,7 @@ class ProxyRecordFuzzTest {
   private static final String ID_CHARS =
       "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   @DictionaryEntries({
     "\"version\": 1",
     "\"id\": ",

@@ -28,7 +28,7 @@ import java.util.regex.Pattern;
  */
 class JsonFuzzTest {
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   @DictionaryEntries({"\"", "\\u", "\\u00", "true", "false", "null", "e+", "E-", "\": ", "[", "{"})
   void anyTextIsReadAsTheReferenceReadsItAndValuesRoundTrip(FuzzedDataProvider data) {
     Object tree = wrap(tree(data, 0), data.consumeInt(0, Json.MAX_DEPTH + 2));

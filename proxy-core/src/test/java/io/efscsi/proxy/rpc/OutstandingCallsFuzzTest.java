@@ -15,7 +15,7 @@ import java.nio.ByteBuffer;
  */
 class OutstandingCallsFuzzTest {
 
-  @FuzzTest(maxDuration = "10s")
+  @FuzzTest(maxDuration = "5s")
   void callsAreTheRecordsAPlainReadingCalls(FuzzedDataProvider data) {
     EmbeddedChannel ch = new EmbeddedChannel(new RecordFramer("client"));
     OutstandingCalls calls = new OutstandingCalls();

@@ -29,7 +29,7 @@ class PartitionBindingFuzzTest {
 
   private static final BindProtocol[] PROTOCOLS = {BindProtocol.EFS_V2, BindProtocol.AWSFILE_V3};
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   void anyBindReplyIsReadAsWrittenOrIsAnRpcError(FuzzedDataProvider data) {
     BindProtocol p = data.pickValue(PROTOCOLS);
     int xid = data.consumeInt();

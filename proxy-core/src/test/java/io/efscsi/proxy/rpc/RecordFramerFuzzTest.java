@@ -24,7 +24,7 @@ import java.util.List;
  */
 class RecordFramerFuzzTest {
 
-  @FuzzTest(maxDuration = "20s")
+  @FuzzTest(maxDuration = "10s")
   void anyStreamIsFramedExactlyOrRefused(FuzzedDataProvider data) {
     EmbeddedChannel ch = new EmbeddedChannel(new RecordFramer("client"));
     List<ByteBuf> given = new ArrayList<>();
