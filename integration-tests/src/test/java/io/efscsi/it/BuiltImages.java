@@ -19,7 +19,9 @@ import org.junit.jupiter.api.extension.ExtensionContext.StoreScope;
  * cache goes with the removed image), so one build serves every class that needs it.
  *
  * <p>A class that uses them registers this extension: its first use anywhere in the run registers
- * the removal with JUnit's launcher session, which closes it after the last class.
+ * the removal with JUnit's launcher session, which closes it after the last class. When the run
+ * holds such a class, {@link ImagesAhead} begins the builds as the run starts, on a thread of their
+ * own, beside the classes that come first; the first user then waits for what is left of them.
  */
 final class BuiltImages implements BeforeAllCallback {
 
@@ -29,6 +31,8 @@ final class BuiltImages implements BeforeAllCallback {
   private static final List<String> sidecars = new ArrayList<>();
   private static Path archiveDir;
   private static Path archive;
+  private static Thread ahead;
+  private static Throwable aheadFailure;
 
   @Override
   public void beforeAll(ExtensionContext context) {
@@ -42,10 +46,11 @@ final class BuiltImages implements BeforeAllCallback {
     if (project) {
       return;
     }
+    failedAhead();
     long t0 = System.nanoTime();
     ContainerImageIT.build();
     project = true;
-    TestTimes.since("image build (Dockerfile, once per run)", "first user", t0, "");
+    TestTimes.since("image build (Dockerfile, once per run)", timedIn(), t0, "");
   }
 
   /**
@@ -56,6 +61,7 @@ final class BuiltImages implements BeforeAllCallback {
     if (archive != null) {
       return archive;
     }
+    failedAhead();
     project();
     long t0 = System.nanoTime();
     archiveDir = Files.createTempDirectory("efscsi-images");
@@ -83,12 +89,70 @@ final class BuiltImages implements BeforeAllCallback {
     save.addAll(images);
     ContainerImageIT.ok(600, save.toArray(String[]::new));
     archive = tar;
-    TestTimes.since("sidecar images and docker save (once per run)", "first cluster", t0, "");
+    TestTimes.since("sidecar images and docker save (once per run)", timedIn(), t0, "");
     return archive;
   }
 
+  /**
+   * Begins {@link #archive} (with {@code sidecars}) or {@link #project} on a thread of its own; the
+   * first user's call waits for it (both hold this class's lock), and what it threw is thrown to
+   * every user after.
+   */
+  static synchronized void beginAhead(boolean sidecars) {
+    if (ahead != null || project) {
+      return;
+    }
+    ahead =
+        Thread.ofPlatform()
+            .name("images-ahead")
+            .daemon()
+            .start(() -> {
+              synchronized (BuiltImages.class) { // the failure is known before a user looks
+                try {
+                  if (sidecars) {
+                    archive();
+                  } else {
+                    project();
+                  }
+                } catch (Throwable e) {
+                  aheadFailure = e;
+                }
+              }
+            });
+  }
+
+  private static void failedAhead() {
+    if (aheadFailure != null && Thread.currentThread() != ahead) {
+      throw new IllegalStateException(
+          "building the images ahead of the first user failed", aheadFailure);
+    }
+  }
+
+  /** The time table's "part of" for a build: the user that waited, or the whole IT run's. */
+  private static String timedIn() {
+    return Thread.currentThread() == ahead ? "integration tests" : "first user";
+  }
+
+  /** Waits for the builds begun ahead, so that the removal never runs beside them. */
+  static void awaitAhead() throws InterruptedException {
+    Thread t;
+    synchronized (BuiltImages.class) {
+      t = ahead;
+    }
+    if (t != null) {
+      t.join();
+    }
+  }
+
   /** Removes what was built (also what a failed build left), and the archive. */
-  static synchronized void removeAll() throws Exception {
+  static void removeAll() throws Exception {
+    awaitAhead();
+    synchronized (BuiltImages.class) {
+      removeBuilt();
+    }
+  }
+
+  private static void removeBuilt() throws Exception {
     List<String> failures = new ArrayList<>();
     for (String tag : sidecars) {
       NfsLab.Result r = ContainerImageIT.run(120, "docker", "image", "rm", "-f", tag);
@@ -104,6 +168,8 @@ final class BuiltImages implements BeforeAllCallback {
       archiveDir = null;
       archive = null;
     }
+    ahead = null;
+    aheadFailure = null;
     if (!failures.isEmpty()) {
       throw new AssertionError("images not removed: " + failures);
     }
