@@ -134,7 +134,7 @@ final class BuiltImages implements BeforeAllCallback {
   }
 
   /** Waits for the builds begun ahead, so that the removal never runs beside them. */
-  static void awaitAhead() throws InterruptedException {
+  private static void awaitAhead() throws InterruptedException {
     Thread t;
     synchronized (BuiltImages.class) {
       t = ahead;
