@@ -127,7 +127,8 @@ public final class HandbackCommand {
                   IssuedCertificates.issuer(credentials, Clock.systemUTC()),
                   stateDir,
                   IssuedCertificates.commonName(),
-                  Clock.systemUTC()),
+                  Clock.systemUTC(),
+                  image.renderedConf()),
               // a dry run only reads: not even an unreadable record is moved aside
               dryRun ? Handoff.reading(stateDir) : Handoff.of(stateDir),
               HostAdapters.mountTable(Path.of(flags.string("mountinfo"))),

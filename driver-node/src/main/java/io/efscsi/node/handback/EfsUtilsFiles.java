@@ -46,12 +46,16 @@ public final class EfsUtilsFiles {
   private final Path scratch;
   private final String commonName;
   private final Clock clock;
+  private final EfsUtilsConf rendered;
+  private EfsUtilsConf conf;
 
   /**
    * @param issuer issues a certificate for efs-utils' key when ours is another
    * @param scratch a private dir of ours for that (emptied after each use)
    * @param commonName the node's host name, as efs-utils records it ({@code commonName})
    * @param clock the state's {@code mount_time}: when it is written, as mount.efs records it
+   * @param rendered the efs-utils.conf the Go driver's pod renders, read when the node's config dir
+   *     has none ({@link GoDriverImage#renderedConf()})
    */
   public EfsUtilsFiles(
       EfsUtilsRelease release,
@@ -59,8 +63,10 @@ public final class EfsUtilsFiles {
       ClientCertificates issuer,
       Path scratch,
       String commonName,
-      Clock clock) {
+      Clock clock,
+      EfsUtilsConf rendered) {
     this.release = release;
+    this.rendered = rendered;
     this.dirs = dirs;
     this.issuer = issuer;
     this.scratch = scratch;
@@ -113,8 +119,27 @@ public final class EfsUtilsFiles {
 
   /** Where efs-utils' shared key is here: in the dir the Go driver links as /etc/amazon/efs. */
   public Path sharedKey() {
+    return configDir().resolve("privateKey.pem");
+  }
+
+  /**
+   * The dir the Go driver links as /etc/amazon/efs: the legacy dir (the host's /etc/amazon/efs)
+   * when it holds an efs-utils.conf, else the config dir ({@code InitConfigDir}).
+   */
+  Path configDir() {
     boolean legacy = Files.exists(dirs.legacyConfigDir().resolve("efs-utils.conf"));
-    return (legacy ? dirs.legacyConfigDir() : dirs.configDir()).resolve("privateKey.pem");
+    return legacy ? dirs.legacyConfigDir() : dirs.configDir();
+  }
+
+  /**
+   * The efs-utils.conf mount.efs reads on this node: the one the Go driver's pod rendered into that
+   * dir, else what it renders by default. Read once.
+   */
+  EfsUtilsConf conf() throws IOException {
+    if (conf == null) {
+      conf = EfsUtilsConf.read(configDir().resolve("efs-utils.conf"), rendered);
+    }
+    return conf;
   }
 
   /** The state dir's path of a file, as efs-utils records it. */
@@ -262,7 +287,7 @@ public final class EfsUtilsFiles {
   }
 
   /** The tunnel config, in efs-utils' order ({@code write_stunnel_config_file}). */
-  String config(Handed h, Optional<String> ca) {
+  String config(Handed h, Optional<String> ca) throws IOException {
     List<String> l = new ArrayList<>();
     boolean efsProxy = h.tunnel().efsProxy();
     l.add("fips = no");
@@ -291,20 +316,71 @@ public final class EfsUtilsFiles {
       l.add("libwrap = no");
     }
     if (release == EfsUtilsRelease.V3 && efsProxy) {
-      l.add("retry_nfs_mount_command_timeout_sec = 15");
-      // set_readbypass_config: an IAM mount's explicit identity (mount options), as 3.x writes it
-      h.certificate()
-          .filter(c -> c.request().iam())
-          .ifPresent(c -> {
-            c.request().credentials().roleArn().ifPresent(a -> l.add("role_arn = " + a));
-            c.request().credentials().jwtPath().ifPresent(j -> l.add("jwt_path = " + j));
-            c.profile().ifPresent(p -> l.add("profile = " + p));
-          });
+      proxyLines(h, conf(), l);
       l.add("fs_id = " + h.fileSystemId());
       l.add("region = " + h.region());
       l.add("efs_utils_version = " + EfsUtilsRelease.V3_VERSION);
     }
     return String.join("\n", l);
+  }
+
+  /**
+   * [proxy]'s read settings 3.x copies into an efs-proxy config ({@code set_readbypass_config}).
+   */
+  private static final List<String> READ_BYPASS_INTS =
+      List.of(
+          "read_bypass_denylist_size",
+          "read_bypass_denylist_ttl_seconds",
+          "s3_read_chunk_size_bytes",
+          "readahead_cache_init_memory_size_mb",
+          "readahead_cache_max_memory_size_mb",
+          "readahead_init_window_size_bytes",
+          "readahead_max_window_size_bytes",
+          "readahead_cache_eviction_interval_ms",
+          "readahead_cache_target_utilization_percent",
+          "read_bypass_max_in_flight_s3_bytes");
+
+  /**
+   * The lines efs-utils 3.x writes into an efs-proxy config between the stunnel keys and {@code
+   * fs_id}, in its order: the NFS retry timeout ([mount]), [proxy]'s logging when that section is
+   * there, its read settings and an IAM mount's explicit identity ({@code set_readbypass_config}),
+   * then the CloudWatch settings ({@code set_telemetry_config}), each only where the conf has it.
+   */
+  private static void proxyLines(Handed h, EfsUtilsConf conf, List<String> l) {
+    l.add(
+        "retry_nfs_mount_command_timeout_sec = "
+            + conf.integer("mount", "retry_nfs_mount_command_timeout_sec")
+                .filter(v -> v > 0)
+                .orElse(15));
+    if (conf.hasSection("proxy")) {
+      l.add("proxy_logging_level = " + conf.get("proxy", "proxy_logging_level").orElse("INFO"));
+      l.add(
+          "proxy_logging_max_bytes = "
+              + conf.integer("proxy", "proxy_logging_max_bytes").orElse(1048576));
+      l.add(
+          "proxy_logging_file_count = "
+              + conf.integer("proxy", "proxy_logging_file_count").orElse(10));
+    }
+    for (String k : READ_BYPASS_INTS) {
+      conf.integer("proxy", k).ifPresent(v -> l.add(k + " = " + v));
+    }
+    conf.bool("proxy", "readahead_cache_enabled")
+        .ifPresent(b -> l.add("readahead_cache_enabled = " + (b ? "yes" : "no")));
+    // an IAM mount's explicit identity (its mount options), as 3.x writes it
+    h.certificate()
+        .filter(c -> c.request().iam())
+        .ifPresent(c -> {
+          c.request().credentials().roleArn().ifPresent(a -> l.add("role_arn = " + a));
+          c.request().credentials().jwtPath().ifPresent(j -> l.add("jwt_path = " + j));
+          c.profile().ifPresent(p -> l.add("profile = " + p));
+        });
+    conf.bool("proxy", "metrics_enabled")
+        .ifPresent(b -> l.add("cloud_watch_metrics = " + EfsUtilsConf.python(b)));
+    conf.bool("cloudwatch-log", "enabled")
+        .ifPresent(b -> l.add("cloud_watch_logs = " + EfsUtilsConf.python(b)));
+    conf.get("cloudwatch-log", "log_group_name").ifPresent(g -> l.add("log_group_name = " + g));
+    conf.integer("cloudwatch-log", "retention_in_days")
+        .ifPresent(d -> l.add("cloud_watch_logs_retention_days = " + d));
   }
 
   /** The state, in mount.efs's field order ({@code write_tunnel_state_file}), without a pid. */

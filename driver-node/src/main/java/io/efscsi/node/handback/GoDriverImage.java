@@ -74,6 +74,19 @@ public record GoDriverImage(String version, EfsUtilsRelease release, Base base) 
     return new GoDriverImage(version.strip(), release, al2 ? Base.AL2 : Base.AL2023);
   }
 
+  /**
+   * What this release's node pod renders as efs-utils.conf by default, as far as a tunnel config
+   * reads it: {@code [cloudwatch-log] enabled = false} from v3.1.0 on, commented out before.
+   */
+  public EfsUtilsConf renderedConf() {
+    Matcher m = VERSION.matcher(version);
+    boolean from31 =
+        m.matches()
+            && (Integer.parseInt(m.group(1)) > 3
+                || (Integer.parseInt(m.group(1)) == 3 && Integer.parseInt(m.group(2)) >= 1));
+    return from31 ? EfsUtilsConf.GO_DRIVER : EfsUtilsConf.GO_DRIVER_BEFORE_3_1;
+  }
+
   /** The stunnel {@code mount.efs} records in this image. */
   public String stunnel() {
     return base == Base.AL2 ? "/usr/bin/stunnel5" : "/usr/bin/stunnel";

@@ -54,7 +54,14 @@ abstract class HandbackFixture {
   static final Instant NOW = Instant.parse("2026-11-28T12:00:00.250Z");
 
   EfsUtilsFiles files(EfsUtilsRelease r) {
-    return new EfsUtilsFiles(r, dirs(), certs, ours(), "node-1", Clock.fixed(NOW, ZoneOffset.UTC));
+    return new EfsUtilsFiles(
+        r,
+        dirs(),
+        certs,
+        ours(),
+        "node-1",
+        Clock.fixed(NOW, ZoneOffset.UTC),
+        EfsUtilsConf.GO_DRIVER);
   }
 
   /** A Go driver release of each line, the newest of it. */

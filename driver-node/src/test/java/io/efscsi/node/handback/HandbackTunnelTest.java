@@ -143,6 +143,69 @@ class HandbackTunnelTest extends HandbackFixture {
 
   @Test
   void anIamMountWithANamedProfileRecordsItAs3xDoes() throws Exception {
+    Handed h = handBackTeamProfileMount();
+    String config =
+        Files.readString(dirs().stateDir().resolve(EfsUtilsFiles.CONFIG_PREFIX + h.stem()));
+    assertTrue(
+        config.contains(
+            "retry_nfs_mount_command_timeout_sec = 15\nprofile = team\ncloud_watch_logs = False"
+                + "\nlog_group_name = /aws/efs/utils\ncloud_watch_logs_retention_days = 14\nfs_id = "
+                + FS
+                + "\nregion = "
+                + EfsUtilsSamples.REGION
+                + "\nefs_utils_version = 3.2.0"),
+        config);
+    assertEquals("credentials:team", state(h.stem()).get("awsCredentialsMethod"));
+  }
+
+  @Test
+  void a3xTunnelConfigCarriesTheLinesMountEfsCopiesFromTheNodesEfsUtilsConf() throws Exception {
+    // the efs-utils.conf the Go driver's pod rendered (with overrides) where it links
+    // /etc/amazon/efs: mount.efs 3.x copies its [proxy] and [cloudwatch-log] settings into each
+    // efs-proxy config (write_stunnel_config_file), so a handed-back one must carry the same
+    Files.createDirectories(dirs().configDir());
+    Files.writeString(
+        dirs().configDir().resolve("efs-utils.conf"),
+        """
+        [DEFAULT]
+        logging_level = INFO
+        [mount]
+        retry_nfs_mount_command_timeout_sec = 0
+        [proxy]
+        proxy_logging_level = DEBUG
+        read_bypass_denylist_size = 5
+        readahead_cache_enabled = off
+        metrics_enabled = true
+        [cloudwatch-log]
+        Enabled: yes
+        log_group_name = /aws/efs/team
+        # retention_in_days = 14
+        """);
+    Handed h = handBackTeamProfileMount();
+    String config =
+        Files.readString(dirs().stateDir().resolve(EfsUtilsFiles.CONFIG_PREFIX + h.stem()));
+    assertTrue(
+        config.contains(
+            String.join(
+                "\n",
+                "retry_nfs_mount_command_timeout_sec = 15", // under 1: efs-utils' default
+                "proxy_logging_level = DEBUG",
+                "proxy_logging_max_bytes = 1048576",
+                "proxy_logging_file_count = 10",
+                "read_bypass_denylist_size = 5",
+                "readahead_cache_enabled = no",
+                "profile = team",
+                "cloud_watch_metrics = True",
+                "cloud_watch_logs = True",
+                "log_group_name = /aws/efs/team",
+                "fs_id = " + FS,
+                "region = " + EfsUtilsSamples.REGION,
+                "efs_utils_version = 3.2.0")),
+        config);
+  }
+
+  /** An access point + IAM mount of ours with the named profile "team", handed back to v3.4.1. */
+  private Handed handBackTeamProfileMount() throws Exception {
     IamCredentialsSource team =
         new IamCredentialsSource(Optional.of("team"), Optional.empty(), Optional.empty());
     Held record = tlsRecord(Optional.of(EfsUtilsSamples.AP), true, team);
@@ -152,17 +215,7 @@ class HandbackTunnelTest extends HandbackFixture {
             .handed()
             .getFirst();
     files(EfsUtilsRelease.V3).write(h);
-    String config =
-        Files.readString(dirs().stateDir().resolve(EfsUtilsFiles.CONFIG_PREFIX + h.stem()));
-    assertTrue(
-        config.contains(
-            "retry_nfs_mount_command_timeout_sec = 15\nprofile = team\nfs_id = "
-                + FS
-                + "\nregion = "
-                + EfsUtilsSamples.REGION
-                + "\nefs_utils_version = 3.2.0"),
-        config);
-    assertEquals("credentials:team", state(h.stem()).get("awsCredentialsMethod"));
+    return h;
   }
 
   @Test

@@ -101,6 +101,10 @@ public final class EfsUtilsSamples {
     }
     if (proxy() && v3()) {
       l.add("retry_nfs_mount_command_timeout_sec = 15");
+      // set_telemetry_config, from the efs-utils.conf the Go driver (v3.1.0 on) renders
+      l.add("cloud_watch_logs = False");
+      l.add("log_group_name = /aws/efs/utils");
+      l.add("cloud_watch_logs_retention_days = 14");
       l.add("fs_id = " + FS);
       l.add("region = " + REGION);
       l.add("efs_utils_version = 3.2.0");
