@@ -4,30 +4,19 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.efscsi.node.handback.EfsUtilsFiles;
 import io.efscsi.node.handback.GoDriverImage;
 import io.efscsi.node.handback.HandbackPlan.Handed;
-import io.efscsi.node.handback.HandbackPlanner;
-import io.efscsi.node.iam.ClientCertificates;
-import io.efscsi.node.iam.IssuedCertificates;
 import io.efscsi.node.takeover.EfsUtilsDirs;
-import io.efscsi.node.volume.MountPlan.IamCredentialsSource;
-import io.efscsi.proxy.config.ProxyConfig.Keys;
 import io.efscsi.proxy.json.Json;
-import io.efscsi.supervisor.Handoff.Held;
-import io.efscsi.supervisor.host.MountInfo;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Clock;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -62,32 +51,13 @@ class EfsUtilsWatchdogIT {
     DEBIAN
   }
 
-  private static Path archives;
-
   @TempDir static Path unpacked;
 
   @TempDir Path t;
 
   @BeforeAll
   static void unpack() throws Exception {
-    Path repo = Path.of("").toAbsolutePath().getParent();
-    archives =
-        Path.of(
-            System.getProperty(
-                "efscsi.efs-utils.dir",
-                repo.resolveSibling("shared").resolve("efs-utils").toString()));
-    run(List.of("sha256sum", "--check", "--quiet", "SHA256SUMS"), archives, 60);
-    for (String v : List.of("1.36.0", "2.4.2", "3.2.0")) {
-      run(
-          List.of(
-              "tar",
-              "-xJf",
-              archives.resolve("efs-utils-v" + v + ".tar.xz").toString(),
-              "-C",
-              unpacked.toString()),
-          unpacked,
-          60);
-    }
+    EfsUtilsReleases.unpack(unpacked, EfsUtilsReleases.ALL.toArray(String[]::new));
   }
 
   @ParameterizedTest(name = "efs-utils {0} (Go driver {1}), {2} layout")
@@ -167,84 +137,20 @@ class EfsUtilsWatchdogIT {
     Path staging = Files.createDirectories(t.resolve("kubelet/plugins/efs/pv-1/globalmount"));
 
     // our proxy's record and certificate, as the node plugin leaves them (an access point, no
-    // IAM: the renewal then needs no AWS credentials)
-    String fs = "fs-12345678";
-    String dns = fs + ".efs.us-east-1.amazonaws.com";
-    ClientCertificates certs =
-        new ClientCertificates(
-            "node-1",
-            new ClientCertificates.ClientInfo("k8s", "it"),
-            source -> software.amazon.awssdk.auth.credentials.AnonymousCredentialsProvider.create(),
-            Clock.systemUTC());
-    ClientCertificates.Request request =
-        new ClientCertificates.Request(
-            fs,
-            Optional.of("fsap-0123456789abcdef0"),
-            false,
-            IamCredentialsSource.DEFAULT_CHAIN,
-            "us-east-1");
-    Path keyDir = t.resolve("efs-csi/certs/0a1b2c3d");
-    ClientCertificates.Issued issued = certs.issue(keyDir, request);
-    IssuedCertificates.saveRequest(keyDir, request);
-    Map<String, String> config = new HashMap<>();
-    config.put(Keys.LISTEN_PORT, Integer.toString(port));
-    config.put(Keys.UPSTREAM_HOST, dns);
-    config.put(Keys.UPSTREAM_PORT, "2049");
-    config.put(Keys.TLS, "true");
-    config.put(Keys.SERVER_NAME, dns);
-    config.put(Keys.VERIFY_HOSTNAME, "true");
-    config.put(Keys.CERT_FILE, issued.certificate().toString());
-    config.put(Keys.KEY_FILE, issued.privateKey().toString());
-    config.put(
-        Keys.BIND,
-        image.release().bind().toString().toLowerCase(java.util.Locale.ROOT).replace('_', '-'));
-    String key =
-        String.join(
-            "|",
-            fs,
-            "fsap-0123456789abcdef0",
-            dns + ":2049",
-            "tls",
-            dns,
-            "noiam",
-            "-",
-            "verify",
-            "-",
-            "-",
-            "-");
-    Held record =
-        new Held(
-            "proxy-" + port,
-            key,
+    // IAM: the renewal then needs no AWS credentials), handed back
+    Handed h =
+        OurTlsVolume.handBack(
+            t.resolve("efs-csi"),
+            dirs,
+            image,
+            tunnelBinary,
             port,
-            ProcessHandle.current().pid(),
-            config,
-            Set.of(staging.toString()),
-            Optional.empty());
+            staging.toString(),
+            Optional.of("fsap-0123456789abcdef0"));
     String options =
         "rw,relatime,vers=4.1,rsize=1048576,wsize=1048576,namlen=255,soft,noresvport,proto=tcp,port="
             + port
             + ",timeo=50,retrans=2,sec=sys,clientaddr=127.0.0.1,local_lock=none,addr=127.0.0.1";
-    MountInfo mount =
-        new MountInfo(
-            101,
-            1,
-            "0:77",
-            "/",
-            staging.toString(),
-            "rw,relatime",
-            List.of(),
-            "nfs4",
-            "127.0.0.1:/",
-            options);
-    Handed h =
-        new HandbackPlanner(image, tunnelBinary, dirs, Map.of(), Optional.empty())
-            .plan(List.of(record), List.of(mount))
-            .handed()
-            .getFirst();
-    new EfsUtilsFiles(
-            image.release(), dirs, certs, t.resolve("efs-csi"), "node-1", Clock.systemUTC())
-        .write(h);
 
     // the image's layout: the tunnel where that image has it
     Path extraSbin = Files.createDirectories(t.resolve("layout/usr-sbin"));
@@ -289,7 +195,7 @@ class EfsUtilsWatchdogIT {
         mount --bind "$T/var-run-efs" /run/efs
         # the watchdog's /proc/mounts: this process's, once it is the watchdog (exec keeps the pid)
         sh -c 'while [ ! -e "$0/go" ]; do sleep 0.02; done; exec /usr/bin/python3 "$0/runner.py" "$@"' \
-          "$T" '%2$s' '%3$s' '%4$s' '%5$d' &
+          "$T" '%2$s' '%3$s' '%4$s' '%5$d' '%6$s' &
         p=$!
         mount --bind "$T/mounts" "/proc/$p/mounts"
         touch "$T/go"
@@ -300,7 +206,8 @@ class EfsUtilsWatchdogIT {
                 src.resolve("src/watchdog/__init__.py"),
                 "/var/run/efs/" + h.stem(),
                 facts,
-                image.release().efsProxy() ? 0 : port),
+                image.release().efsProxy() ? 0 : port,
+                image.release().efsProxy() ? t.resolve("tunnel-argv").toString() : "-"),
         StandardCharsets.UTF_8);
     Process p =
         new ProcessBuilder("unshare", "-m", "--propagation", "private", "bash", ns.toString())
@@ -335,6 +242,7 @@ class EfsUtilsWatchdogIT {
       import hashlib, importlib.util, json, logging, socket, sys, time
       from datetime import datetime, timedelta, timezone
       src, state_file, out, port = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+      argv = sys.argv[5]  # the efs-proxy stand-in's record of its start and signals, or -
       logging.basicConfig(stream=sys.stdout, level=logging.DEBUG,
                           format="watchdog %(levelname)s %(message)s")
       spec = importlib.util.spec_from_file_location("watchdog", src)
@@ -372,6 +280,13 @@ class EfsUtilsWatchdogIT {
           facts["pid_after"] = s.get("pid")
           facts["created_after"] = s.get("certificateCreationTime")
           facts["cert_after"] = digest(s["certificate"])
+          # the stand-in notes the renewal's SIGHUP once its sleep ends: wait for it (up to 10 s)
+          # before the tunnels are killed (under load the kill came first: the full run of 50b64f6)
+          for _ in range(200 if argv != "-" else 0):
+              with open(argv) as f:
+                  if f.read().splitlines()[-1:] == ["reload"]:
+                      break
+              time.sleep(0.05)
       finally:
           for p in procs:
               p.kill()
@@ -387,16 +302,6 @@ class EfsUtilsWatchdogIT {
   private static void executable(Path p, String text) throws IOException {
     Files.writeString(p, text, StandardCharsets.UTF_8);
     Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
-  }
-
-  private static String run(List<String> cmd, Path dir, int seconds) throws Exception {
-    Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (!p.waitFor(seconds, TimeUnit.SECONDS) || p.exitValue() != 0) {
-      p.destroyForcibly();
-      throw new AssertionError(String.join(" ", cmd) + " failed:\n" + out);
-    }
-    return out;
   }
 
   private static boolean waitGone(ProcessHandle h) throws Exception {
