@@ -205,18 +205,29 @@ final class ClusterDriver implements AutoCloseable {
   private void install() throws Exception {
     long t1 = System.nanoTime();
     // as a node group bootstrapped for the driver starts (upstream's startup taint)
-    admin
-        .nodes()
-        .withName("localhost")
-        .edit(n ->
-            new io.fabric8.kubernetes.api.model.NodeBuilder(n)
-                .editSpec()
-                .addNewTaint()
-                .withKey("efs.csi.aws.com/agent-not-ready")
-                .withEffect("NoExecute")
-                .endTaint()
-                .endSpec()
-                .build());
+    for (int attempt = 1; ; attempt++) {
+      try {
+        admin
+            .nodes()
+            .withName("localhost")
+            .edit(n ->
+                new io.fabric8.kubernetes.api.model.NodeBuilder(n)
+                    .editSpec()
+                    .addNewTaint()
+                    .withKey("efs.csi.aws.com/agent-not-ready")
+                    .withEffect("NoExecute")
+                    .endTaint()
+                    .endSpec()
+                    .build());
+        break;
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        // 409: the kubelet wrote the node (its status) between our read and our patch, which
+        // carries the version read (the full run of 50b64f6); read it again
+        if (e.getCode() != 409 || attempt >= 10) {
+          throw e;
+        }
+      }
+    }
     helm = new ClusterHelm(cluster, work);
     // docs/install.md's command, the values file an operator on this cluster would write
     helm.install(ClusterDriverSupport.values(this, false));
