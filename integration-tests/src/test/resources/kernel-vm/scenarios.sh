@@ -178,6 +178,11 @@ setup() {
   mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup
   fact cgroup_controllers "$(tr ' ' ',' </sys/fs/cgroup/cgroup.controllers)"
   fact kernel "$(uname -r)"
+  # the node's client key, made on the machine before the boot (openssl genpkey, RSA-3072, PKCS#8
+  # PEM, as the plugin writes it): what a node whose plugin started before holds. Made here by
+  # scenario 1's first stage it cost some 45 s of emulated CPU on the main lane (the run of
+  # 50b64f6); making it, keeping it and reading it back is ClientCertificatesTest's to prove
+  [ -s "$SHARED/client-key.pem" ] && install -m 600 "$SHARED/client-key.pem" "$VM/client-key.pem"
   mkdir -p "$VM/export" "$VM/export-b" "$VM/recovery" "$VM/recovery-b" "$VM/mnt"
   mount -t tmpfs -o size=700m export "$VM/export"
   mount -t tmpfs -o size=200m export-b "$VM/export-b"
@@ -257,9 +262,10 @@ node_start() {
   local ports=$2 t0
   shift 2
   mkdir -p "$N_DIR/state"
-  # the node's client key (<state-dir>/client-key.pem): the VM is one node, whose first plugin
-  # start makes the key and whose later starts find it (node_stop keeps it), although each
-  # scenario has a state dir of its own; an RSA-3072 key costs 7-20 s of emulated CPU
+  # the node's client key (<state-dir>/client-key.pem): the VM is one node, whose plugin starts
+  # all find the key (made before the boot; else the first start makes it and node_stop keeps
+  # it), although each scenario has a state dir of its own; an RSA-3072 key costs 7-45 s of
+  # emulated CPU
   [ -f "$N_DIR/state/client-key.pem" ] || [ ! -f "$VM/client-key.pem" ] \
     || cp -p "$VM/client-key.pem" "$N_DIR/state/client-key.pem"
   t0=$(now_ms)
@@ -1308,7 +1314,8 @@ efs_utils_mount() {
   if [ "$release" = v1 ]; then
     cmd="[\"/usr/bin/stunnel\", \"$cfg\"]"
   else
-    cmd="[\"/usr/bin/efs-proxy\", \"$cfg\", \"--tls\", \"--no-direct-s3-read\"]"
+    # the path mount.efs records in the Go driver's image (efs-utils' rpm: /sbin/efs-proxy)
+    cmd="[\"/sbin/efs-proxy\", \"$cfg\", \"--tls\", \"--no-direct-s3-read\"]"
     details=", \"service_type\": \"elasticfilesystem\""
   fi
   [ "$cert" = apiam ] && details="$details, \"awsCredentialsMethod\": \"podidentity:http://169.254.170.23/v1/credentials,/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token\", \"accessPoint\": \"$ap\""
@@ -1585,89 +1592,41 @@ scenario_11() {
 }
 
 # ---- 13. a rollback without draining: the Go driver's mounts taken over, handed back, taken again
-# efs-utils' watchdog as far as a handback needs it (src/watchdog/__init__.py: check_efs_mounts,
-# is_mount_stunnel_proc_running, start_tls_tunnel), reading only the files it reads: every second,
-# each fs-* state in /var/run/efs whose mount is in /proc/mounts (127.0.0.1, nfs, keyed by the
-# file-safe mount point and port) gets its unmount_count reset, and when its tunnel is not running
-# (no pid, a pid that is not stunnel/efs-proxy or is gone, or another pid in <stem>+/stunnel.pid)
-# the tunnel is started from the state's cmd in a session of its own and its pid recorded (written
-# to ~<stem> and renamed, as efs-utils does). The Go driver's image has efs-proxy, this VM stunnel:
-# a cmd naming efs-proxy runs stunnel on the same config less the efs-proxy-only keys, and
-# /etc/amazon/efs is where the Go driver's link points (<conf dir>). <work>/stop ends it and leaves
-# its tunnels running: the scenario kills them one at a time, as the Go driver's container going
-# (one at a time, so that each mount's gap is one proxy's start under emulation).
-watchdog_standin() { # <conf dir> <work dir>
-  python3 - "$@" <<'PY'
-import json, os, subprocess, sys, time
-STATE = "/var/run/efs"
-conf, work = sys.argv[1], sys.argv[2]
-os.makedirs(work, exist_ok=True)
-children = []
-def log(m):
-    print(time.strftime("%H:%M:%S"), m, flush=True)
-def mounts():
-    out = {}
-    for line in open("/proc/mounts"):
-        f = line.split()
-        if len(f) < 4 or not f[0].startswith("127.0.0.1") or "nfs" not in f[2]:
-            continue
-        port = next((o[5:] for o in f[3].split(",") if o.startswith("port=")), "2049")
-        out[f[1].replace("/", ".").lstrip(".") + "." + port] = f[1]
-    return out
-def running(pid, sf):
-    if not pid:
-        return False
-    try:
-        cmd = open("/proc/%d/cmdline" % pid, "rb").read()
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    if b"efs-proxy" not in cmd and b"stunnel" not in cmd:
-        return False
-    try:
-        return int(open(os.path.join(STATE, sf + "+", "stunnel.pid")).read()) == pid
-    except (OSError, ValueError):
-        return True
-def start(state, sf):
-    cmd = state["cmd"]
-    drop = ("retry_nfs_mount_command_timeout_sec", "fs_id", "region", "efs_utils_version")
-    lines = [l for l in open(cmd[1]).read().split("\n") if l.split(" = ")[0] not in drop]
-    path = os.path.join(work, "tunnel-" + sf[-5:] + ".conf")
-    with open(path, "w") as f:
-        f.write("\n".join(lines).replace("/etc/amazon/efs/", conf + "/"))
-    err = open(os.path.join(work, "tunnel-" + sf[-5:] + ".out"), "a")
-    p = subprocess.Popen(["stunnel", path], stdout=subprocess.DEVNULL, stderr=err,
-                         preexec_fn=os.setsid, close_fds=True)
-    children.append(p)
-    log("started %s for %s: pid %d (%s)" % (os.path.basename(cmd[0]), sf, p.pid, " ".join(cmd)))
-    return p.pid
-def rewrite(state, sf):
-    tmp = os.path.join(STATE, "~" + sf)
-    with open(tmp, "w") as f:
-        json.dump(state, f)
-    os.rename(tmp, os.path.join(STATE, sf))
-while not os.path.exists(os.path.join(work, "stop")):
-    m = mounts()
-    for sf in sorted(os.listdir(STATE)):
-        if not sf.startswith("fs-") or os.path.isdir(os.path.join(STATE, sf)):
-            continue
-        try:
-            state = json.load(open(os.path.join(STATE, sf)))
-        except (ValueError, OSError):
-            continue
-        if sf[sf.find(".") + 1:] not in m:
-            continue
-        state["unmount_count"] = 0
-        rewrite(state, sf)
-        if not running(state.get("pid"), sf):
-            state["pid"] = start(state, sf)
-            rewrite(state, sf)
-    for c in children[:]:
-        if c.poll() is not None:
-            children.remove(c)
-    time.sleep(1)
-log("stopped, leaving %d tunnels" % len(children))
-PY
+# efs_utils_watchdog <conf dir> <work dir>: efs-utils' own watchdog, unmodified (3.2.0's
+# src/watchdog/__init__.py, the release the Go driver v3.4.1's image carries, unpacked on the
+# machine into $EFS_UTILS), in a mount namespace of its own laid out as that image: efs-proxy only
+# under /usr/sbin (/sbin a link to it here as on Amazon Linux 2023), where a stand-in runs stunnel
+# on the config's stunnel keys (efs-proxy cannot be built here; exec keeps the pid the watchdog
+# records and checks); /etc/amazon/efs is where the Go driver's link points (<conf dir>, holding
+# efs-utils' own efs-utils.conf and CA as the Go driver's pod copies them there); its log is
+# <work>/log/amazon/efs/mount-watchdog.log (the dir the rpm makes). It reads what it reads on a node: every fs-* state in
+# /var/run/efs whose mount is in /proc/mounts, a tunnel started from the state's cmd when the
+# recorded pid is not a running stunnel/efs-proxy with that pid in <stem>+/stunnel.pid. SIGTERM
+# ends it and leaves its tunnels (each in a session of its own) running, as the Go driver's
+# container going leaves them until the kubelet kills them: the scenario kills them one at a time.
+efs_utils_watchdog() { # <conf dir> <work dir>
+  local c=$1 w=$2 src=$EFS_UTILS/efs-utils-v3.2.0
+  mkdir -p "$w/usr-sbin" "$w/etc/amazon/efs" "$w/log/amazon/efs" "$w/proxy"
+  cp -n "$src/dist/efs-utils.conf" "$src/dist/efs-utils.crt" "$c/"
+  cat >"$w/usr-sbin/efs-proxy" <<SH
+#!/bin/bash
+# efs-proxy's stand-in: stunnel on the stunnel keys of the config it is given (efs-proxy's own keys
+# and efs-utils' bookkeeping lines dropped), in this process (exec: the pid the watchdog recorded)
+echo "\$(date +%T) \$0 \$*" >>'$w/proxy/argv'
+conf='$w/proxy/'\$\$.conf
+grep -E '^(\[|(fips|foreground|socket|pid|client|accept|connect|sslVersion|renegotiation|TIMEOUT[a-z]+|delay|verify|CAfile|CApath|cert|key|checkHost|OCSPaia|libwrap|debug|output|options|ciphers) *=)' "\$1" >"\$conf"
+exec stunnel "\$conf"
+SH
+  chmod 755 "$w/usr-sbin/efs-proxy"
+  grep -qw overlay /proc/filesystems || modprobe overlay
+  exec unshare --mount --propagation private bash -c '
+    set -e
+    w=$1 c=$2
+    mount -t overlay overlay -o "lowerdir=$w/usr-sbin:/usr/sbin" /usr/sbin
+    mount -t overlay overlay -o "lowerdir=$w/etc:/etc" /etc
+    mount --bind "$c" /etc/amazon/efs
+    mount --bind "$w/log" /var/log
+    exec python3 "$3/src/watchdog/__init__.py"' efs-utils-watchdog "$w" "$c" "$src"
 }
 
 # max_gap_ms <io log> <from ms> <to ms>: the longest time without a completed write in the window
@@ -1753,7 +1712,7 @@ scenario_13() {
   node_stop # the kubelet stops our node pod: our proxies go on serving
   local t_wd
   t_wd=$(now_ms)
-  watchdog_standin "$d/var-amazon-efs" "$d/wd" >>"$d/wd.log" 2>&1 &
+  efs_utils_watchdog "$d/var-amazon-efs" "$d/wd" >>"$d/wd.log" 2>&1 &
   local wd=$!
   for ((w = 1; w <= 3000; w++)); do [ -d /proc/$hb ] || break; nap 0.2; done
   wait $hb
@@ -1767,13 +1726,13 @@ scenario_13() {
   done
   fact records_after_handback "$(find "$d/state/proxies" -name '*.json' | wc -l)"
   fact tunnels "$(for p in 20617 20618; do
-    tr '\0' ' ' <"/proc/$(listener_pid $p)/cmdline" 2>/dev/null | awk '{ print $1 }'
+    tr '\0' ' ' <"/proc/$(listener_pid $p)/cmdline" 2>/dev/null | awk '{ n = split($1, a, "/"); print a[n] }'
   done | paste -sd' ')"
   nap 8 # the pods' I/O through the Go driver's tunnels
   # 3. forward again: our plugin comes up beside the Go driver's (it waits), the Go driver's
   # watchdog goes, then each of its tunnels, and the next pass takes each port over again
   node_start "$d" 20150-20159 "${flags[@]}" || {
-    touch "$d/wd/stop"
+    kill -TERM $wd
     kill -9 "$(listener_pid 20617)" "$(listener_pid 20618)"
     stop_writer $wa "$d/a"
     stop_writer $wb "$d/b"
@@ -1781,8 +1740,14 @@ scenario_13() {
   }
   local t_wdstop
   t_wdstop=$(now_ms)
-  touch "$d/wd/stop"
+  local wdlog=$d/wd/log/amazon/efs/mount-watchdog.log
+  fact watchdog_alive "$([ -d /proc/$wd ] && echo yes || echo no)"
+  kill -TERM $wd
   wait $wd
+  # the tunnels efs-utils' watchdog started, by the binary of the state's cmd; and what it logged as
+  # an error or a failure (a missing binary, a tunnel that did not start: fatal_error)
+  fact watchdog_started "$(sed -n 's/.*Starting TLS tunnel: "\([^ "]*\).*/\1/p' "$wdlog" | sort -u | paste -sd' ')"
+  fact watchdog_errors "$(grep -ciE ' - (error|critical) - |failed to' "$wdlog")"
   s13_move "$(listener_pid 20617)" 20617 3
   s13_move "$(listener_pid 20618)" 20618 4
   fact taken_again "$(grep -c 'took over 127.0.0.1:2061[78] for pod' "$d/node.log")"
@@ -1811,7 +1776,8 @@ scenario_13() {
   fact records_after "$(find "$d/state/proxies" -name '*.json' | wc -l)"
   node_stop
   cp "$d/node.log" "$OUT/s13-node.log" 2>/dev/null
-  cp "$d/wd.log" "$OUT/s13-watchdog.log" 2>/dev/null
+  cat "$d/wd.log" "$d/wd/log/amazon/efs/mount-watchdog.log" >"$OUT/s13-watchdog.log" 2>/dev/null
+  cp "$d/wd/proxy/argv" "$OUT/s13-efs-proxy-argv" 2>/dev/null
 }
 
 # ---- dispatcher -------------------------------------------------------------------------------

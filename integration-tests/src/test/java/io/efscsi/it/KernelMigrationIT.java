@@ -128,6 +128,13 @@ class KernelMigrationIT extends KernelVmFixture {
       i++;
     }
     f.eq("records_after_handback", "0");
+    // efs-utils' own watchdog (3.2.0, unmodified) started both tunnels from the written states on
+    // the Go driver's image layout: the command 1.3x recorded for mount a, /sbin/efs-proxy (what
+    // mount.efs records there) for mount b; nothing it logged as an error, and it was still running
+    // when stopped (a missing binary ends it with fatal_error)
+    f.eq("watchdog_started", "/sbin/efs-proxy /usr/bin/stunnel");
+    f.eq("watchdog_errors", "0");
+    f.eq("watchdog_alive", "yes");
     f.eq("tunnels", "stunnel stunnel");
     // forward again: our takeover reads what the handback wrote and the watchdog rewrote
     f.eq("taken_again", "4");

@@ -105,6 +105,12 @@ abstract class KernelVmFixture {
     // the TLS endpoint's certificate, made on the machine (fast) and read inside the VM
     NfsLab.selfSigned(shared, "srv", NfsLab.SERVER_NAME);
     EfsUtilsFiles.vmCertificates(shared);
+    // the node's client key as a plugin that started on this node before keeps it (RSA-3072,
+    // PKCS#8 PEM): made here in a second, where the VM's first stage took some 45 s to make it
+    EfsUtilsFiles.key(shared.resolve("client-key.pem"));
+    // efs-utils' own watchdog for scenario 13, run unmodified inside the VM
+    Path efsUtils = Files.createDirectories(shared.resolve("efs-utils"));
+    EfsUtilsReleases.unpack(efsUtils, "3.2.0");
     Path scenarios = shared.resolve("scenarios.sh");
     Files.write(scenarios, KernelVm.resource("/kernel-vm/scenarios.sh"));
     Path testClasses =
@@ -120,7 +126,7 @@ abstract class KernelVmFixture {
         #!/bin/bash
         export OUT='%s' SHARED='%s' JAVA='%s' CP='%s' DIST='%s' DIST_PREV='%s'
         export TEST_JVM_OPTS='%s' AOT_CSI_CLIENT='%s' AOT_SUPERVISOR_HOST='%s'
-        export SCENARIOS='%s' SCENARIOS_BESIDE='%s'
+        export SCENARIOS='%s' SCENARIOS_BESIDE='%s' EFS_UTILS='%s'
         export S2_MEMORY_MIB=%d S6_REFUSED_S=%d S6_STALLED_S=%d
         exec bash '%s'
         """
@@ -136,6 +142,7 @@ abstract class KernelVmFixture {
                 jvms.supervisorHost(),
                 String.join(" ", lane(0)),
                 String.join(" ", lane(1)),
+                efsUtils,
                 S2_MEMORY_MIB,
                 S6_REFUSED_S,
                 S6_STALLED_S,
