@@ -157,13 +157,20 @@ class EfsUtilsWatchdogIT {
     Path extraBin = Files.createDirectories(t.resolve("layout/usr-bin"));
     String standIn =
         """
-        #!/bin/sh
-        # efscsi-watchdog-it: efs-proxy's stand-in, started by efs-utils' watchdog
-        echo "$0 $*" >>'%1$s'
+        #!/usr/bin/python3
+        # efscsi-watchdog-it: efs-proxy's stand-in, started by efs-utils' watchdog. Python, not sh:
+        # a shell cannot trap a signal ignored when it started (a run under nohup ignores SIGHUP
+        # all the way down, and then the renewal's SIGHUP went unnoted), a program can
+        import signal, sys, time
+        def note(line):
+            with open('%1$s', 'a') as f:
+                f.write(line + '\\n')
+        note(' '.join(sys.argv))
         # efs-proxy rereads its certificate on SIGHUP, which the watchdog sends after a renewal
-        trap 'echo reload >>"%1$s"' HUP
-        trap 'exit 0' TERM
-        while :; do sleep 1; done
+        signal.signal(signal.SIGHUP, lambda *_: note('reload'))
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        while True:
+            time.sleep(1)
         """
             .formatted(t.resolve("tunnel-argv"));
     Path tunnelDir = layout == Layout.RPM ? extraSbin : extraBin;
@@ -280,8 +287,8 @@ class EfsUtilsWatchdogIT {
           facts["pid_after"] = s.get("pid")
           facts["created_after"] = s.get("certificateCreationTime")
           facts["cert_after"] = digest(s["certificate"])
-          # the stand-in notes the renewal's SIGHUP once its sleep ends: wait for it (up to 10 s)
-          # before the tunnels are killed (under load the kill came first: the full run of 50b64f6)
+          # the stand-in notes the renewal's SIGHUP: wait for the note (up to 10 s) before the
+          # tunnels are killed
           for _ in range(200 if argv != "-" else 0):
               with open(argv) as f:
                   if f.read().splitlines()[-1:] == ["reload"]:
