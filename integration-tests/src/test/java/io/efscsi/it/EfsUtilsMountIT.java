@@ -13,7 +13,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -176,10 +175,10 @@ class EfsUtilsMountIT {
             : "Amazon Linux release 2023.6.20241212 (Amazon Linux)\n");
     Files.writeString(
         etc.resolve("hosts"), "127.0.0.1 localhost\n127.0.0.1 " + OurTlsVolume.DNS + "\n");
-    executable(
+    EfsUtilsReleases.executable(
         sbin.resolve("mount.nfs4"),
         "#!/bin/sh\necho \"$0 $*\" >>'" + t.resolve("nfs-argv") + "'\n");
-    executable(
+    EfsUtilsReleases.executable(
         sbin.resolve("efs-proxy"),
         "#!/bin/sh\n# efs-proxy's stand-in: records how it was started, runs until the namespace"
             + " ends\necho \"$0 $*\" >>'"
@@ -243,10 +242,5 @@ class EfsUtilsMountIT {
 
   private static String readOr(Path p) throws IOException {
     return Files.exists(p) ? Files.readString(p) : "(no " + p.getFileName() + ")";
-  }
-
-  private static void executable(Path p, String text) throws IOException {
-    Files.writeString(p, text, StandardCharsets.UTF_8);
-    Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
   }
 }

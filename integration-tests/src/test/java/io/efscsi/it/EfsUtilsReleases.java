@@ -40,6 +40,13 @@ final class EfsUtilsReleases {
     }
   }
 
+  /** Writes a stand-in script (for a binary efs-utils runs) with mode 755. */
+  static void executable(Path p, String text) throws java.io.IOException {
+    java.nio.file.Files.writeString(p, text, StandardCharsets.UTF_8);
+    java.nio.file.Files.setPosixFilePermissions(
+        p, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+  }
+
   private static void run(List<String> cmd, Path dir) throws Exception {
     Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

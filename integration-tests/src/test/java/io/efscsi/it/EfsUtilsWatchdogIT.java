@@ -8,12 +8,10 @@ import io.efscsi.node.handback.GoDriverImage;
 import io.efscsi.node.handback.HandbackPlan.Handed;
 import io.efscsi.node.takeover.EfsUtilsDirs;
 import io.efscsi.proxy.json.Json;
-import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -175,7 +173,7 @@ class EfsUtilsWatchdogIT {
             .formatted(t.resolve("tunnel-argv"));
     Path tunnelDir = layout == Layout.RPM ? extraSbin : extraBin;
     if (image.release().efsProxy()) {
-      executable(tunnelDir.resolve("efs-proxy"), standIn);
+      EfsUtilsReleases.executable(tunnelDir.resolve("efs-proxy"), standIn);
     } else if (layout == Layout.RPM) {
       // Amazon Linux 2's stunnel5 package: stunnel 5 under that name (Debian's stunnel is 5.x)
       Files.createSymbolicLink(extraBin.resolve("stunnel5"), Path.of("/usr/bin/stunnel4"));
@@ -304,11 +302,6 @@ class EfsUtilsWatchdogIT {
 
   private static List<String> str(List<?> l) {
     return l.stream().map(String::valueOf).toList();
-  }
-
-  private static void executable(Path p, String text) throws IOException {
-    Files.writeString(p, text, StandardCharsets.UTF_8);
-    Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
   }
 
   private static boolean waitGone(ProcessHandle h) throws Exception {
