@@ -2,7 +2,6 @@ package io.efscsi.supervisor;
 
 import io.efscsi.supervisor.cgroup.CgroupPlacer;
 import io.efscsi.supervisor.health.TargetProbe;
-import io.efscsi.supervisor.host.MountInfo;
 import io.efscsi.supervisor.host.MountPresence;
 import io.efscsi.supervisor.host.MountTable;
 import io.efscsi.supervisor.host.Unmounter;
@@ -14,10 +13,7 @@ import io.efscsi.supervisor.state.SupervisorLock;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -32,11 +28,11 @@ import org.slf4j.LoggerFactory;
  * again is in the state dir. {@link #ensure} and {@link #release} are what NodeStage and
  * NodeUnstage call; the reconciler and health checks run on their own.
  *
- * <p>Over 400 lines because it is the module's one service: every public call (ensure, takeOver,
- * release, status, usage, reconcileNow, stop and close) with the lock that keeps the key, port and
- * user tables consistent between them, plus building its parts and their {@link ProxyContext}. The
- * parts (one {@link Supervised} per proxy, {@link Adoption}, {@link Reconciler}, {@link
- * ProxyHealth}) are classes of their own that never reach back here.
+ * <p>It is the fleet: it builds its parts and their {@link ProxyContext}, starts them (adoption,
+ * the reconciler, health rounds, liveness polls, rolling upgrades), answers for all proxies at once
+ * (status, usage) and closes them. The leases (which proxy serves which key for which users, on
+ * which port) are the {@link LeaseTable}'s; each proxy's life is its {@link Supervised}'s. No part
+ * reaches back here.
  */
 public final class ProxySupervisor implements AutoCloseable {
 
@@ -82,22 +78,15 @@ public final class ProxySupervisor implements AutoCloseable {
   private final SupervisorConfig config;
   private final StateStore store;
   private final CgroupPlacer placer;
-  private final ProxyLauncher launcher;
-  private final ProcessTable processes;
-  private final MountTable mountTable;
   private final Clock clock;
-  private final Listener listener;
-  private final PortAllocator ports;
-  private final MountPresence presence;
   private final Reconciler reconciler;
   private final RollingUpgrade upgrades;
   private final ScheduledExecutorService upgrader =
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().name("proxy-upgrade").daemon().factory());
   private final ProxyContext context;
-  private final ProxyContext.Fleet fleet;
   private final SupervisorStats stats = new SupervisorStats();
-  private final Map<String, Supervised> byKey = new LinkedHashMap<>();
+  private final LeaseTable leases;
   private final ScheduledExecutorService scheduler =
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().name("proxy-supervisor").daemon().factory());
@@ -123,13 +112,9 @@ public final class ProxySupervisor implements AutoCloseable {
     this.config = config;
     this.store = new StateStore(config.stateDir());
     this.placer = placer;
-    this.launcher = launcher;
-    this.processes = processes;
-    this.mountTable = mountTable;
     this.clock = clock;
-    this.listener = listener;
-    this.ports = new PortAllocator(config.portLower(), config.portUpper(), probe);
-    this.presence = new MountPresence(config.absentReads(), config.mountGrace(), clock);
+    PortAllocator ports = new PortAllocator(config.portLower(), config.portUpper(), probe);
+    MountPresence presence = new MountPresence(config.absentReads(), config.mountGrace(), clock);
     this.context =
         new ProxyContext(
             config,
@@ -145,7 +130,7 @@ public final class ProxySupervisor implements AutoCloseable {
             new ProxyContext.Owner() {
               @Override
               public void writeRecord(ProxyRecord r) throws IOException {
-                ProxySupervisor.this.writeRecord(r);
+                leases.writeRecord(r);
               }
 
               @Override
@@ -163,38 +148,17 @@ public final class ProxySupervisor implements AutoCloseable {
                 return closed;
               }
             });
-    this.fleet =
-        new ProxyContext.Fleet() {
-          @Override
-          public List<Supervised> all() {
-            return ProxySupervisor.this.all();
-          }
-
-          @Override
-          public void forget(Supervised s) {
-            ProxySupervisor.this.forget(s);
-          }
-
-          @Override
-          public Set<Integer> mountedPorts() throws IOException {
-            return ProxySupervisor.this.mountedPorts();
-          }
-        };
-    this.reconciler = new Reconciler(context, mountTable, presence, unmounter, fleet);
-    this.upgrades = new RollingUpgrade(context, fleet);
+    this.leases = new LeaseTable(context, store, ports, presence, mountTable);
+    this.reconciler = new Reconciler(context, mountTable, presence, unmounter, leases);
+    this.upgrades = new RollingUpgrade(context, leases);
   }
 
   public SupervisorStats stats() {
     return stats;
   }
 
-  void writeRecord(ProxyRecord r) throws IOException {
-    store.write(r);
-    stats.stateWrites.incrementAndGet();
-  }
-
-  synchronized List<Supervised> all() {
-    return new ArrayList<>(byKey.values());
+  private List<Supervised> all() {
+    return leases.all();
   }
 
   /**
@@ -203,7 +167,7 @@ public final class ProxySupervisor implements AutoCloseable {
    */
   public void start() throws IOException {
     lock = SupervisorLock.take(config.stateDir());
-    new Adoption(context, store, ports, presence, byKey, this, fleet).run();
+    leases.adopt();
     reconcileNow();
     long every = config.reconcileInterval().toMillis();
     scheduler.scheduleWithFixedDelay(this::reconcileQuietly, every, every, TimeUnit.MILLISECONDS);
@@ -218,7 +182,7 @@ public final class ProxySupervisor implements AutoCloseable {
     started = true;
     LOG.info(
         "proxy supervisor started: {} proxies in {}, ports {}-{}, cgroup adapter {}",
-        byKey.size(),
+        leases.size(),
         store.dir(),
         config.portLower(),
         config.portUpper(),
@@ -235,36 +199,7 @@ public final class ProxySupervisor implements AutoCloseable {
    * come up (the caller must not mount).
    */
   public Lease ensure(String key, ProxySpec spec, String user) throws IOException {
-    Supervised s;
-    boolean fresh = false;
-    synchronized (this) {
-      s = byKey.get(key);
-      if (s == null) {
-        s = create(key, spec, user);
-        fresh = true;
-      } else {
-        Set<String> users = new HashSet<>(s.record().users());
-        if (users.add(user)) {
-          s.setUsers(users);
-        }
-        presence.forget(s.port());
-        presence.watch(s.port());
-      }
-    }
-    if (fresh) {
-      try {
-        s.launchAndAwait();
-      } catch (ProxyStartException e) {
-        forget(s);
-        throw e;
-      }
-      return new Lease(key, s.port());
-    }
-    return awaitExisting(s);
-  }
-
-  private Supervised create(String key, ProxySpec spec, String user) throws IOException {
-    return register(key, ports.allocate(mountedPorts()), spec, Set.of(user));
+    return leases.ensure(key, spec, user);
   }
 
   /**
@@ -277,89 +212,7 @@ public final class ProxySupervisor implements AutoCloseable {
    */
   public Lease takeOver(String key, int port, ProxySpec spec, Set<String> users)
       throws IOException {
-    Supervised s;
-    synchronized (this) {
-      if (byKey.containsKey(key) || ports.isHeld(port)) {
-        throw new ProxyStartException(
-            ProxyStartException.Reason.CONFIG,
-            "port " + port + " or key " + key + " already belongs to a proxy of ours");
-      }
-      if (!ports.bindable(port)) {
-        throw new ProxyStartException(
-            ProxyStartException.Reason.BIND_FAILED,
-            "something still listens on 127.0.0.1:" + port + "; not taking it over");
-      }
-      ports.hold(port);
-      s = register(key, port, spec, users);
-    }
-    try {
-      s.launchAndAwait();
-    } catch (ProxyStartException e) {
-      forget(s);
-      throw e;
-    }
-    stats.takeovers.incrementAndGet();
-    LOG.info("took over 127.0.0.1:{} for {} (key {})", port, users, key);
-    return new Lease(key, port);
-  }
-
-  private Supervised register(String key, int port, ProxySpec spec, Set<String> users)
-      throws IOException {
-    String id = "proxy-" + port;
-    Map<String, String> cfg = spec.config(port, store.dir().resolve(id + ".sock")).toMap();
-    ProxyRecord r = new ProxyRecord(id, key, port, 0, 0, "", cfg, users, 0, clock.millis());
-    try {
-      writeRecord(r);
-    } catch (IOException e) {
-      ports.release(port);
-      throw e;
-    }
-    presence.watch(port);
-    Supervised s = new Supervised(context, r, placer.existing("none:"));
-    byKey.put(key, s);
-    LOG.info("proxy for key {} gets port {}", key, port);
-    return s;
-  }
-
-  private Lease awaitExisting(Supervised s) throws IOException {
-    if (s.state() == ProxyStatus.State.DOWN) {
-      s.restartNow("wanted again");
-    }
-    long deadline = System.nanoTime() + config.startTimeout().toNanos();
-    while (System.nanoTime() < deadline) {
-      ProxyStatus st = s.status();
-      if (st.state() == ProxyStatus.State.RUNNING) {
-        return new Lease(st.key(), st.port());
-      }
-      if (s.retired()) {
-        throw new ProxyStartException(
-            ProxyStartException.Reason.UNAVAILABLE,
-            "proxy for port " + st.port() + " is being stopped (no mount used it); try again");
-      }
-      if (st.crashLooping()) {
-        throw new ProxyStartException(
-            ProxyStartException.Reason.UNAVAILABLE,
-            "proxy for port "
-                + st.port()
-                + " is crash-looping; last exit: "
-                + st.lastExit().orElse("?"));
-      }
-      try {
-        Thread.sleep(25);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted waiting for the proxy on port " + st.port(), e);
-      }
-    }
-    ProxyStatus st = s.status();
-    throw new ProxyStartException(
-        ProxyStartException.Reason.UNAVAILABLE,
-        "proxy for port "
-            + st.port()
-            + " is not running ("
-            + st.state()
-            + "); last exit: "
-            + st.lastExit().orElse("none"));
+    return leases.takeOver(key, port, spec, users);
   }
 
   /**
@@ -368,33 +221,12 @@ public final class ProxySupervisor implements AutoCloseable {
    * later.
    */
   public void release(String key, String user) throws IOException {
-    Supervised s;
-    synchronized (this) {
-      s = byKey.get(key);
-      if (s == null) {
-        return;
-      }
-      Set<String> users = new HashSet<>(s.record().users());
-      if (users.remove(user)) {
-        s.setUsers(users);
-      }
-      if (!users.isEmpty()) {
-        return;
-      }
-      if (mountedPorts().contains(s.port())) {
-        LOG.info(
-            "proxy for port {} has no users but a mount still carries it; left to the reconciler",
-            s.port());
-        return;
-      }
-    }
-    s.stop();
-    forget(s);
+    leases.release(key, user);
   }
 
   /** Whether a proxy of ours holds the port (its own or a taken-over one). */
   public boolean holds(int port) {
-    return ports.isHeld(port);
+    return leases.holds(port);
   }
 
   /** Where TLS client certificates for the proxies are kept (0700, beside the records). */
@@ -410,49 +242,12 @@ public final class ProxySupervisor implements AutoCloseable {
 
   /** {@link #release} for whichever proxy lists {@code user} (NodeUnstage knows only its path). */
   public void releaseUser(String user) throws IOException {
-    for (Supervised s : all()) {
-      if (s.record().users().contains(user)) {
-        release(s.record().key(), user);
-      }
-    }
+    leases.releaseUser(user);
   }
 
   /** The lease a user holds, if any. */
   public Optional<Lease> leaseOf(String user) {
-    return all().stream()
-        .filter(s -> s.record().users().contains(user))
-        .findFirst()
-        .map(s -> new Lease(s.record().key(), s.port()));
-  }
-
-  /**
-   * Stops and forgets a proxy; its port is released (callers know no mount carries it). Its group
-   * and files go before its record: a plugin killed in between leaves a record, whose release the
-   * next start finishes ({@link Adoption}), never a group or file no record names.
-   */
-  void forget(Supervised s) {
-    s.retire();
-    synchronized (this) {
-      if (byKey.get(s.record().key()) == s) {
-        byKey.remove(s.record().key());
-      }
-    }
-    s.cleanUp();
-    synchronized (this) {
-      try {
-        store.delete(s.record().id());
-      } catch (IOException e) {
-        LOG.error("cannot delete the state record of {}: {}", s.record().id(), e.getMessage());
-      }
-      presence.forget(s.port());
-      ports.release(s.port());
-    }
-  }
-
-  /** Ports carried by loopback NFS mounts in a fresh read of the mount table. */
-  Set<Integer> mountedPorts() throws IOException {
-    List<MountInfo> table = mountTable.read();
-    return MountPresence.byPort(table).keySet();
+    return leases.leaseOf(user);
   }
 
   /** One reconcile pass now; returns what it did. */
@@ -524,27 +319,19 @@ public final class ProxySupervisor implements AutoCloseable {
 
   /** The port range counted by the allocator's own rules (a fresh mount table read). */
   public PortUse portUse() {
-    Set<Integer> mounted;
-    try {
-      mounted = mountedPorts();
-    } catch (IOException e) {
-      LOG.warn("cannot read the mount table to count the proxy ports: {}", e.getMessage());
-      mounted = Set.of();
-    }
-    PortAllocator.Census c = ports.census(mounted);
-    return new PortUse(c.held(), c.total(), c.mounted(), c.listened());
+    return leases.portUse();
   }
 
   /** The status of one key's proxy. */
-  public synchronized Optional<ProxyStatus> status(String key) {
-    return Optional.ofNullable(byKey.get(key)).map(Supervised::status);
+  public Optional<ProxyStatus> status(String key) {
+    return leases.status(key);
   }
 
   /** Stops every proxy (tests, benchmarks, decommissioning a node). Not called on shutdown. */
   public void stopAll() {
     for (Supervised s : all()) {
       s.stop();
-      forget(s);
+      leases.forget(s);
     }
   }
 

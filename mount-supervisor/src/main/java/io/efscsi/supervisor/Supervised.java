@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -22,15 +23,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One proxy's lifecycle: launch, readiness, exit, restart with backoff, health, stop.
- *
- * <p>Over 400 lines because it holds three things under one lock: the lifecycle state machine
- * (state, generation, retirement, restarts), the launch itself (placement, config file, the
- * readiness wait, describing an exit) and the steps of a move to another build that must see the
- * same generation ({@link ProxyMove} does the rest of the move outside the lock). They share the
- * generation and state that keep a late exit or a stopped proxy from restarting anything; a split
- * must keep both under one lock and is to be made with the kernel VM suite run on the result, not
- * as a move on its own. What it needs from the supervisor comes in its {@link ProxyContext}.
+ * One supervised proxy: its record, its process and group, its backoff and health, and its {@link
+ * Lifecycle}, the state machine every change of state goes through ({@link #on}); this class
+ * carries out the actions a transition names. Its launch is {@link ProxyLaunch}'s, its health
+ * rounds {@link ProxyHealth}'s, a move's steps outside the lock {@link ProxyMove}'s. One lock (this
+ * object's) covers the lifecycle and the record, so that a late exit, a stop and a move's commit
+ * see the same generation. What it needs from the supervisor comes in its {@link ProxyContext}.
  */
 final class Supervised {
 
@@ -41,32 +39,15 @@ final class Supervised {
   private final ProxyFiles files;
   private ProxyRecord record;
   private Placement placement;
-  private State state = State.DOWN;
+  private final Lifecycle life = new Lifecycle();
   private Optional<Process> child = Optional.empty();
-  private long generation;
   private Instant startedAt;
   private long oomBaseline = -1;
   private long oomKills;
   private Optional<String> lastExit = Optional.empty();
   private final Backoff backoff;
-  private boolean crashLooping;
   private ScheduledFuture<?> pendingRestart;
   private final ProxyHealth health;
-
-  /**
-   * Set once by {@link #stop} or {@link #retire}, never cleared: a stopped or forgotten proxy is
-   * never launched again by this object. Without it a restart in flight when the reconciler stopped
-   * the proxy scheduled another one, and the forgotten object kept launching processes on a port a
-   * new proxy had been given (two processes on one port, the live one's record overwritten and the
-   * live one killed at the next adoption; KernelReliabilityIT s10 in a slow VM).
-   */
-  private boolean retired;
-
-  /**
-   * A move to another build is in flight ({@link ProxyMove}): health rounds leave the proxy alone,
-   * and a commit is refused once anything else (an exit, a stop) moved the generation on.
-   */
-  private boolean moving;
 
   Supervised(ProxyContext ctx, ProxyRecord record, Placement placement) {
     this.ctx = ctx;
@@ -94,13 +75,28 @@ final class Supervised {
     return files.controlSocket();
   }
 
+  /**
+   * Puts {@code e} through the lifecycle (under this object's lock): the actions it named, or empty
+   * when it was refused (nothing changed then).
+   */
+  private synchronized Optional<List<Lifecycle.Action>> on(Lifecycle.Event e) {
+    return switch (life.on(e)) {
+      case Lifecycle.Step.Moved m -> Optional.of(m.actions());
+      case Lifecycle.Step.Refused r -> {
+        LOG.debug("proxy for port {}: {} refused ({})", record.port(), e, r.why());
+        yield Optional.empty();
+      }
+    };
+  }
+
   /** Up, starting, or with a restart already scheduled. */
   synchronized boolean upOrRestarting() {
-    return state == State.RUNNING || state == State.STARTING || state == State.BACKOFF;
+    State s = life.state();
+    return s == State.RUNNING || s == State.STARTING || s == State.BACKOFF;
   }
 
   synchronized State state() {
-    return state;
+    return life.state();
   }
 
   synchronized void setUsers(Set<String> users) throws IOException {
@@ -113,10 +109,9 @@ final class Supervised {
     if (!ctx.processes().alive(record.pid(), record.startTicks())) {
       return false;
     }
-    state = State.RUNNING;
+    on(new Lifecycle.Event.Adopted());
     startedAt = ctx.clock().instant();
     oomBaseline = placement.oomKills();
-    generation++;
     try {
       ControlClient.ask(controlSocket(), "status", ctx.config().patience().controlTimeout());
     } catch (IOException e) {
@@ -135,111 +130,87 @@ final class Supervised {
     long gen;
     ProxyLauncher.Started started;
     synchronized (this) {
-      if (state == State.STOPPING || retired) {
+      if (on(new Lifecycle.Event.Launch()).isEmpty()) {
         throw new ProxyStartException(
             Reason.UNAVAILABLE, "proxy on port " + port() + " is being stopped");
       }
       cancelPendingRestart();
-      gen = ++generation;
-      state = State.STARTING;
-      Placement previous = placement;
-      try {
-        placement = ctx.placer().place(record.id(), ctx.config().limits());
-        if (!previous.describe().isEmpty()
-            && !previous.describe().equals(placement.describe())
-            && previous.pids().isEmpty()) {
-          previous.remove(); // the group of a moved proxy (ProxyMove) has another name
-        }
-      } catch (IOException | RuntimeException e) {
-        state = State.DOWN;
-        throw new ProxyStartException(
-            Reason.CGROUP,
-            "cannot create the cgroup of proxy " + record.id() + ": " + e.getMessage());
-      }
-      try {
-        Files.deleteIfExists(controlSocket());
-        ProxyConfig.fromMap(record.config()).write(configFile());
-        rotateLog();
-        // the group first: a plugin that dies between the launch and the record of its pid leaves
-        // a process the next one finds there (Adoption)
-        record = record.withProcess(0, 0, placement.describe()).withBuild(ctx.launcher().build());
-        ctx.owner().writeRecord(record);
-        started = ctx.launcher().start(configFile(), files.log(), placement);
-      } catch (IOException | RuntimeException e) {
-        state = State.DOWN;
-        throw new ProxyStartException(
-            Reason.FAILED, "cannot start the proxy for port " + port() + ": " + e.getMessage());
-      }
-      OptionalLong ticks = ctx.processes().startTicks(started.pid());
-      record = record.withProcess(started.pid(), ticks.orElse(0), placement.describe());
-      child = started.child();
-      startedAt = ctx.clock().instant();
-      oomBaseline = placement.oomKills();
-      health.reset();
-      ctx.stats().launches.incrementAndGet();
-      try {
-        ctx.owner().writeRecord(record);
-      } catch (IOException e) {
-        LOG.error("cannot write the state record of proxy {}: {}", record.id(), e.getMessage());
-      }
+      gen = life.generation();
+      started = spawn();
       // the launcher's one waiter thread completes a child's onExit (not the common ForkJoin pool,
       // which anything else in the process can starve); exited() is short
       child.ifPresent(p -> p.onExit().thenAccept(done -> exited(gen, done.exitValue())));
     }
-    awaitReady(gen, started);
+    switch (ProxyLaunch.await(ctx, started, record().startTicks(), controlSocket())) {
+      case ProxyLaunch.Outcome.Ready r -> {
+        on(new Lifecycle.Event.Ready(gen)); // refused when a stop came first: the stop wins
+        LOG.info("proxy for port {} is up (pid {})", port(), started.pid());
+      }
+      case ProxyLaunch.Outcome.Exited x -> throw startFailure(gen, x.code());
+      case ProxyLaunch.Outcome.TimedOut t -> {
+        on(new Lifecycle.Event.StartTimedOut(gen));
+        ctx.processes().signal(started.pid(), true);
+        throw new ProxyStartException(
+            Reason.FAILED,
+            "proxy for port "
+                + port()
+                + " did not answer within "
+                + ctx.config().startTimeout().toMillis()
+                + " ms; "
+                + logTail());
+      }
+    }
   }
 
-  private void awaitReady(long gen, ProxyLauncher.Started started) throws ProxyStartException {
-    long deadline = System.nanoTime() + ctx.config().startTimeout().toNanos();
-    while (System.nanoTime() < deadline) {
-      Optional<Integer> exit = started.child().filter(p -> !p.isAlive()).map(Process::exitValue);
-      if (exit.isEmpty()
-          && started.child().isEmpty()
-          && !ctx.processes().alive(started.pid(), record().startTicks())) {
-        exit = Optional.of(-1);
+  /** Places the proxy, writes its config and record, spawns it; under the lock, after Launch. */
+  private ProxyLauncher.Started spawn() throws ProxyStartException {
+    Placement previous = placement;
+    try {
+      placement = ctx.placer().place(record.id(), ctx.config().limits());
+      if (!previous.describe().isEmpty()
+          && !previous.describe().equals(placement.describe())
+          && previous.pids().isEmpty()) {
+        previous.remove(); // the group of a moved proxy (ProxyMove) has another name
       }
-      if (exit.isPresent()) {
-        throw startFailure(gen, exit.get());
-      }
-      try {
-        ControlClient.ask(controlSocket(), "status", ctx.config().patience().controlTimeout());
-        synchronized (this) {
-          if (gen == generation && state == State.STARTING) {
-            state = State.RUNNING;
-          }
-        }
-        LOG.info("proxy for port {} is up (pid {})", port(), started.pid());
-        return;
-      } catch (IOException notYet) {
-        sleep(Duration.ofMillis(25));
-      }
+    } catch (IOException | RuntimeException e) {
+      on(new Lifecycle.Event.LaunchFailed());
+      throw new ProxyStartException(
+          Reason.CGROUP,
+          "cannot create the cgroup of proxy " + record.id() + ": " + e.getMessage());
     }
-    ctx.processes().signal(started.pid(), true);
-    synchronized (this) {
-      state = State.DOWN;
-      if (gen == generation) {
-        generation++; // as in startFailure: the kill's onExit is not an unexpected exit
-      }
+    ProxyLauncher.Started started;
+    try {
+      Files.deleteIfExists(controlSocket());
+      ProxyConfig.fromMap(record.config()).write(configFile());
+      rotateLog();
+      // the group first: a plugin that dies between the launch and the record of its pid leaves
+      // a process the next one finds there (Adoption)
+      record = record.withProcess(0, 0, placement.describe()).withBuild(ctx.launcher().build());
+      ctx.owner().writeRecord(record);
+      started = ctx.launcher().start(configFile(), files.log(), placement);
+    } catch (IOException | RuntimeException e) {
+      on(new Lifecycle.Event.LaunchFailed());
+      throw new ProxyStartException(
+          Reason.FAILED, "cannot start the proxy for port " + port() + ": " + e.getMessage());
     }
-    throw new ProxyStartException(
-        Reason.FAILED,
-        "proxy for port "
-            + port()
-            + " did not answer within "
-            + ctx.config().startTimeout().toMillis()
-            + " ms; "
-            + logTail());
+    OptionalLong ticks = ctx.processes().startTicks(started.pid());
+    record = record.withProcess(started.pid(), ticks.orElse(0), placement.describe());
+    child = started.child();
+    startedAt = ctx.clock().instant();
+    oomBaseline = placement.oomKills();
+    health.reset();
+    ctx.stats().launches.incrementAndGet();
+    writeRecordOrLog();
+    return started;
   }
 
   private ProxyStartException startFailure(long gen, int exit) {
     synchronized (this) {
-      if (gen == generation) {
-        state = State.DOWN;
+      // the caller handles this failure (ensure forgets the proxy, restart() backs off); the
+      // process's own onExit, which may run after this, is refused as an earlier process's
+      if (!on(new Lifecycle.Event.StartFailed(gen)).isEmpty()) {
         lastExit = Optional.of(describeExit(exit));
         files.writeLastExit(ctx.clock().millis(), lastExit.get());
-        // The caller handles this failure (ensure forgets the proxy, restart() backs off); the
-        // process's own onExit, which may run after this, must not schedule a second restart.
-        generation++;
       }
     }
     if (exit == ProxyStartException.EXIT_BIND_FAILED) {
@@ -251,38 +222,35 @@ final class Supervised {
   /** A process exit seen by its onExit (child) or the liveness poll (adopted; code -1). */
   void exited(long gen, int exitCode) {
     synchronized (this) {
-      if (gen != generation || state == State.STOPPING || state == State.STARTING) {
-        return; // a stop, a start in progress (handled by awaitReady), or an old incarnation
-      }
-      if (ctx.owner().closed()) {
-        // The proxy outlives a closed supervisor and is adopted by the next one, which may have
-        // stopped it and removed its files by now: writing its last exit here would leave a file
-        // nobody removes (TakeoverIT, a closed supervisor's child waiter firing late).
+      Optional<List<Lifecycle.Action>> step =
+          on(new Lifecycle.Event.Exited(gen, record.wanted(), ctx.owner().closed()));
+      // refused: a stop, a start in progress (handled by its wait), an old incarnation, or a
+      // closed supervisor, whose proxies the next one adopts (and may have stopped and removed
+      // by now: a last exit written here would be a file nobody removes; TakeoverIT)
+      if (step.isEmpty()) {
         return;
       }
+      List<Lifecycle.Action> actions = step.get();
       String why = describeExit(exitCode);
       lastExit = Optional.of(why);
       files.writeLastExit(ctx.clock().millis(), why);
-      state = State.DOWN;
       child = Optional.empty();
       LOG.warn("proxy for port {} (key {}) {}", port(), record.key(), why);
-      if (!record.wanted()) {
+      if (actions.contains(Lifecycle.Action.RECONCILE)) {
         ctx.owner().reconcileSoon();
-        return;
       }
-      scheduleRestart(why);
+      if (actions.contains(Lifecycle.Action.SCHEDULE_RESTART)) {
+        scheduleRestart(why);
+      }
     }
   }
 
+  /** Under the lock, in BACKOFF: the restart after the backoff's delay. */
   private void scheduleRestart(String why) {
-    if (retired) {
-      return;
-    }
     Duration delay = backoff.next(startedAt, ctx.clock().instant());
-    state = State.BACKOFF;
-    long gen = generation;
-    if (backoff.attempts() >= CRASH_LOOP_ATTEMPTS && !crashLooping) {
-      crashLooping = true;
+    long gen = life.generation();
+    if (backoff.attempts() >= CRASH_LOOP_ATTEMPTS
+        && !on(new Lifecycle.Event.CrashLoop()).isEmpty()) {
       LOG.error(
           "proxy for port {} is crash-looping ({} quick exits; last: {})",
           port(),
@@ -304,7 +272,7 @@ final class Supervised {
 
   private void restart(long gen, String why) {
     synchronized (this) {
-      if (gen != generation || state != State.BACKOFF || retired) {
+      if (on(new Lifecycle.Event.RestartDue(gen)).isEmpty()) {
         return;
       }
       record = record.restarted();
@@ -320,7 +288,7 @@ final class Supervised {
       }
       LOG.error("restart of proxy for port {} failed: {}", port(), e.getMessage());
       synchronized (this) {
-        if (state == State.DOWN && record.wanted()) {
+        if (!on(new Lifecycle.Event.RetryLater(record.wanted())).isEmpty()) {
           scheduleRestart(e.getMessage());
         }
       }
@@ -331,11 +299,10 @@ final class Supervised {
   void restartNow(String why) {
     long gen;
     synchronized (this) {
-      if (state != State.DOWN || retired) {
+      if (on(new Lifecycle.Event.RestartNow()).isEmpty()) {
         return;
       }
-      state = State.BACKOFF;
-      gen = ++generation;
+      gen = life.generation();
     }
     ctx.owner().runRestart(() -> restart(gen, why));
   }
@@ -371,11 +338,11 @@ final class Supervised {
    * health round for it).
    */
   synchronized boolean runningAndAlive() {
-    if (state != State.RUNNING) {
+    if (life.state() != State.RUNNING) {
       return false;
     }
     if (child.isEmpty() && !ctx.processes().alive(record.pid(), record.startTicks())) {
-      exited(generation, -1);
+      exited(life.generation(), -1);
       return false;
     }
     return true;
@@ -383,20 +350,20 @@ final class Supervised {
 
   /** The pid while running; empty otherwise. */
   synchronized OptionalLong runningPid() {
-    return state == State.RUNNING ? OptionalLong.of(record.pid()) : OptionalLong.empty();
+    return life.state() == State.RUNNING ? OptionalLong.of(record.pid()) : OptionalLong.empty();
   }
 
   /** Polls an adopted (non-child) process; children report their exit themselves. */
   void pollLiveness() {
     long gen;
     synchronized (this) {
-      if (state != State.RUNNING || child.isPresent()) {
+      if (life.state() != State.RUNNING || child.isPresent()) {
         return;
       }
       if (ctx.processes().alive(record.pid(), record.startTicks())) {
         return;
       }
-      gen = generation;
+      gen = life.generation();
     }
     exited(gen, -1);
   }
@@ -407,10 +374,8 @@ final class Supervised {
     long ticks;
     Optional<Process> ours;
     synchronized (this) {
-      retired = true;
+      on(new Lifecycle.Event.Stop());
       cancelPendingRestart();
-      state = State.STOPPING;
-      generation++;
       pid = record.pid();
       ticks = record.startTicks();
       ours = child;
@@ -426,7 +391,7 @@ final class Supervised {
     // the waiter's next look; a stop returns once the pid is free
     ours.ifPresent(Supervised::awaitReaped);
     synchronized (this) {
-      state = State.DOWN;
+      on(new Lifecycle.Event.Stopped());
       record = record.withProcess(0, 0, record.cgroup());
     }
     if (wasAlive) {
@@ -459,7 +424,7 @@ final class Supervised {
 
   /** Whether {@link #stop} or {@link #retire} ran: a caller waiting for it to run gives up. */
   synchronized boolean retired() {
-    return retired;
+    return life.retired();
   }
 
   /** The proxy's group, as last placed (or as its record names it). */
@@ -496,11 +461,10 @@ final class Supervised {
    * already; empty (with nothing changed) otherwise.
    */
   synchronized Optional<MoveStart> beginMove() {
-    if (state != State.RUNNING || retired || crashLooping || moving) {
+    if (on(new Lifecycle.Event.MoveBegin()).isEmpty()) {
       return Optional.empty();
     }
-    moving = true;
-    return Optional.of(new MoveStart(record, placement, generation));
+    return Optional.of(new MoveStart(record, placement, life.generation()));
   }
 
   /** Whether its last health round failed: a proxy mid-heal is not moved. */
@@ -510,7 +474,7 @@ final class Supervised {
 
   /** Whether a move is in flight. */
   synchronized boolean moving() {
-    return moving;
+    return life.moving();
   }
 
   /**
@@ -518,7 +482,7 @@ final class Supervised {
    * is no longer current; false then, and the mover undoes what it started.
    */
   synchronized boolean recordMove(long gen, ProxyRecord.Move move) {
-    if (gen != generation || retired || state != State.RUNNING) {
+    if (on(new Lifecycle.Event.MoveStep(gen, false)).isEmpty()) {
       return false;
     }
     record = record.withMove(Optional.of(move));
@@ -538,10 +502,10 @@ final class Supervised {
       Placement successorPlacement,
       String build,
       ProxyRecord.Move retiring) {
-    if (gen != generation || retired || state != State.RUNNING) {
+    if (on(new Lifecycle.Event.MoveStep(gen, true)).isEmpty()) {
       return false;
     }
-    long newGen = ++generation;
+    long newGen = life.generation();
     record =
         record
             .withProcess(successor.pid(), ticks, successorPlacement.describe())
@@ -559,8 +523,8 @@ final class Supervised {
 
   /** Ends a move (done or undone): the record carries none, health rounds resume. */
   synchronized void endMove() {
-    moving = false;
-    if (record.move().isPresent() && !retired) {
+    on(new Lifecycle.Event.MoveEnd());
+    if (record.move().isPresent() && !life.retired()) {
       record = record.withMove(Optional.empty());
       writeRecordOrLog();
     }
@@ -568,7 +532,7 @@ final class Supervised {
 
   /** The generation now: a move compares it with the one it started at. */
   synchronized long generation() {
-    return generation;
+    return life.generation();
   }
 
   /** Writes the proxy's config file from its record (after a move, the successor's socket). */
@@ -598,7 +562,7 @@ final class Supervised {
     ProxyRecord r;
     synchronized (this) {
       p = placement;
-      running = state == State.RUNNING;
+      running = life.state() == State.RUNNING;
       r = record;
     }
     return ProxyUsage.ask(r.key(), r.port(), p, running ? controlSocket() : null, timeout);
@@ -606,6 +570,7 @@ final class Supervised {
 
   synchronized ProxyStatus status() {
     Set<String> users = new TreeSet<>(record.users());
+    State state = life.state();
     return new ProxyStatus(
         record.key(),
         record.port(),
@@ -615,7 +580,7 @@ final class Supervised {
         record.restarts(),
         oomKills,
         lastExit,
-        crashLooping,
+        life.crashLooping(),
         health.upstreamHealthy(),
         health.targetUnreachableSince(),
         state == State.RUNNING ? Optional.ofNullable(startedAt) : Optional.empty());
@@ -623,23 +588,14 @@ final class Supervised {
 
   /** Clears the crash-loop flag after a healthy run as long as the backoff reset. */
   synchronized void noteHealthyTime(Instant now) {
-    if (crashLooping
-        && state == State.RUNNING
+    if (life.crashLooping()
         && startedAt != null
-        && Duration.between(startedAt, now).compareTo(ctx.config().backoffReset()) >= 0) {
-      crashLooping = false;
+        && Duration.between(startedAt, now).compareTo(ctx.config().backoffReset()) >= 0
+        && !on(new Lifecycle.Event.Healthy()).isEmpty()) {
       LOG.info(
           "proxy for port {} has been healthy for {} s; no longer crash-looping",
           port(),
           ctx.config().backoffReset().toSeconds());
-    }
-  }
-
-  private static void sleep(Duration d) {
-    try {
-      Thread.sleep(d);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 }
