@@ -8,7 +8,6 @@ import io.efscsi.supervisor.process.ControlClient;
 import io.efscsi.supervisor.process.ProxyLauncher;
 import io.efscsi.supervisor.state.ProxyRecord;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,8 +16,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,30 +30,22 @@ import org.slf4j.LoggerFactory;
 final class Supervised {
 
   private static final Logger LOG = LoggerFactory.getLogger(Supervised.class);
-  private static final int CRASH_LOOP_ATTEMPTS = 5;
 
   private final ProxyContext ctx;
   private final ProxyFiles files;
   private ProxyRecord record;
-  private Placement placement;
+  private final ProxyProcess proc;
   private final Lifecycle life = new Lifecycle();
-  private Optional<Process> child = Optional.empty();
-  private Instant startedAt;
-  private long oomBaseline = -1;
-  private long oomKills;
-  private Optional<String> lastExit = Optional.empty();
-  private final Backoff backoff;
-  private ScheduledFuture<?> pendingRestart;
+  private final RestartTimer restarts;
   private final ProxyHealth health;
 
   Supervised(ProxyContext ctx, ProxyRecord record, Placement placement) {
     this.ctx = ctx;
     this.files = new ProxyFiles(ctx.proxiesDir(), record.id(), ctx.config().logMaxBytes());
     this.record = record;
-    this.placement = placement;
+    this.proc = new ProxyProcess(ctx, files, placement);
     this.health = new ProxyHealth(this, ctx);
-    SupervisorConfig c = ctx.config();
-    this.backoff = new Backoff(c.backoffInitial(), c.backoffMax(), c.backoffReset());
+    this.restarts = new RestartTimer(ctx);
   }
 
   synchronized ProxyRecord record() {
@@ -110,8 +99,7 @@ final class Supervised {
       return false;
     }
     on(new Lifecycle.Event.Adopted());
-    startedAt = ctx.clock().instant();
-    oomBaseline = placement.oomKills();
+    proc.adopted();
     try {
       ControlClient.ask(controlSocket(), "status", ctx.config().patience().controlTimeout());
     } catch (IOException e) {
@@ -134,12 +122,21 @@ final class Supervised {
         throw new ProxyStartException(
             Reason.UNAVAILABLE, "proxy on port " + port() + " is being stopped");
       }
-      cancelPendingRestart();
+      restarts.cancel();
       gen = life.generation();
-      started = spawn();
+      try {
+        ProxyProcess.Spawned spawned = proc.spawn(record, placed -> record = placed);
+        record = spawned.record();
+        started = spawned.started();
+      } catch (ProxyStartException e) {
+        on(new Lifecycle.Event.LaunchFailed());
+        throw e;
+      }
+      health.reset();
+      writeRecordOrLog();
       // the launcher's one waiter thread completes a child's onExit (not the common ForkJoin pool,
       // which anything else in the process can starve); exited() is short
-      child.ifPresent(p -> p.onExit().thenAccept(done -> exited(gen, done.exitValue())));
+      proc.child().ifPresent(p -> p.onExit().thenAccept(done -> exited(gen, done.exitValue())));
     }
     switch (ProxyLaunch.await(ctx, started, record().startTicks(), controlSocket())) {
       case ProxyLaunch.Outcome.Ready r -> {
@@ -162,61 +159,19 @@ final class Supervised {
     }
   }
 
-  /** Places the proxy, writes its config and record, spawns it; under the lock, after Launch. */
-  private ProxyLauncher.Started spawn() throws ProxyStartException {
-    Placement previous = placement;
-    try {
-      placement = ctx.placer().place(record.id(), ctx.config().limits());
-      if (!previous.describe().isEmpty()
-          && !previous.describe().equals(placement.describe())
-          && previous.pids().isEmpty()) {
-        previous.remove(); // the group of a moved proxy (ProxyMove) has another name
-      }
-    } catch (IOException | RuntimeException e) {
-      on(new Lifecycle.Event.LaunchFailed());
-      throw new ProxyStartException(
-          Reason.CGROUP,
-          "cannot create the cgroup of proxy " + record.id() + ": " + e.getMessage());
-    }
-    ProxyLauncher.Started started;
-    try {
-      Files.deleteIfExists(controlSocket());
-      ProxyConfig.fromMap(record.config()).write(configFile());
-      rotateLog();
-      // the group first: a plugin that dies between the launch and the record of its pid leaves
-      // a process the next one finds there (Adoption)
-      record = record.withProcess(0, 0, placement.describe()).withBuild(ctx.launcher().build());
-      ctx.owner().writeRecord(record);
-      started = ctx.launcher().start(configFile(), files.log(), placement);
-    } catch (IOException | RuntimeException e) {
-      on(new Lifecycle.Event.LaunchFailed());
-      throw new ProxyStartException(
-          Reason.FAILED, "cannot start the proxy for port " + port() + ": " + e.getMessage());
-    }
-    OptionalLong ticks = ctx.processes().startTicks(started.pid());
-    record = record.withProcess(started.pid(), ticks.orElse(0), placement.describe());
-    child = started.child();
-    startedAt = ctx.clock().instant();
-    oomBaseline = placement.oomKills();
-    health.reset();
-    ctx.stats().launches.incrementAndGet();
-    writeRecordOrLog();
-    return started;
-  }
-
   private ProxyStartException startFailure(long gen, int exit) {
     synchronized (this) {
       // the caller handles this failure (ensure forgets the proxy, restart() backs off); the
       // process's own onExit, which may run after this, is refused as an earlier process's
       if (!on(new Lifecycle.Event.StartFailed(gen)).isEmpty()) {
-        lastExit = Optional.of(describeExit(exit));
-        files.writeLastExit(ctx.clock().millis(), lastExit.get());
+        proc.ended(exit, record.key(), record.port());
       }
     }
     if (exit == ProxyStartException.EXIT_BIND_FAILED) {
       ctx.stats().bindFailures.incrementAndGet();
     }
-    return ProxyStartException.forExit(exit, port(), describeExit(exit), logTail());
+    return ProxyStartException.forExit(
+        exit, port(), proc.describe(exit, record().key(), port()), logTail());
   }
 
   /** A process exit seen by its onExit (child) or the liveness poll (adopted; code -1). */
@@ -231,10 +186,7 @@ final class Supervised {
         return;
       }
       List<Lifecycle.Action> actions = step.get();
-      String why = describeExit(exitCode);
-      lastExit = Optional.of(why);
-      files.writeLastExit(ctx.clock().millis(), why);
-      child = Optional.empty();
+      String why = proc.ended(exitCode, record.key(), record.port());
       LOG.warn("proxy for port {} (key {}) {}", port(), record.key(), why);
       if (actions.contains(Lifecycle.Action.RECONCILE)) {
         ctx.owner().reconcileSoon();
@@ -247,26 +199,15 @@ final class Supervised {
 
   /** Under the lock, in BACKOFF: the restart after the backoff's delay. */
   private void scheduleRestart(String why) {
-    Duration delay = backoff.next(startedAt, ctx.clock().instant());
     long gen = life.generation();
-    if (backoff.attempts() >= CRASH_LOOP_ATTEMPTS
-        && !on(new Lifecycle.Event.CrashLoop()).isEmpty()) {
+    if (restarts.schedule(proc.startedAt(), port(), () -> restart(gen, why))
+        && on(new Lifecycle.Event.CrashLoop()).isPresent()) {
       LOG.error(
           "proxy for port {} is crash-looping ({} quick exits; last: {})",
           port(),
-          backoff.attempts(),
+          restarts.attempts(),
           why);
       ctx.listener().crashLooping(record.key(), port(), why);
-    }
-    try {
-      pendingRestart =
-          ctx.scheduler()
-              .schedule(
-                  () -> ctx.owner().runRestart(() -> restart(gen, why)),
-                  delay.toMillis(),
-                  TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException closed) {
-      LOG.info("proxy for port {} not restarted: the supervisor is closed", port());
     }
   }
 
@@ -307,27 +248,6 @@ final class Supervised {
     ctx.owner().runRestart(() -> restart(gen, why));
   }
 
-  private String describeExit(int code) {
-    long now = placement.oomKills();
-    if (now > 0 && now > Math.max(oomBaseline, 0)) {
-      // One exit is one OOM kill, whatever the counter moved by: with cgroup v2's
-      // memory.oom.group=1 the kernel (6.1, seen in KernelReliabilityIT) counts the victim
-      // twice in memory.events oom_kill, once as the victim and once as a group member.
-      oomKills++;
-      ctx.stats().oomKills.incrementAndGet();
-      oomBaseline = now;
-      ctx.listener().oomKilled(record.key(), port());
-      return "was OOM-killed (cgroup " + placement.describe() + " oom_kill=" + now + ")";
-    }
-    if (code < 0) {
-      return "is gone (not our child; exit status unknown)";
-    }
-    if (code > 128) {
-      return "was killed by signal " + (code - 128);
-    }
-    return "exited with code " + code;
-  }
-
   /** One health round ({@link ProxyHealth}). */
   void checkHealth() {
     health.check();
@@ -341,7 +261,7 @@ final class Supervised {
     if (life.state() != State.RUNNING) {
       return false;
     }
-    if (child.isEmpty() && !ctx.processes().alive(record.pid(), record.startTicks())) {
+    if (proc.child().isEmpty() && !ctx.processes().alive(record.pid(), record.startTicks())) {
       exited(life.generation(), -1);
       return false;
     }
@@ -357,7 +277,7 @@ final class Supervised {
   void pollLiveness() {
     long gen;
     synchronized (this) {
-      if (life.state() != State.RUNNING || child.isPresent()) {
+      if (life.state() != State.RUNNING || proc.child().isPresent()) {
         return;
       }
       if (ctx.processes().alive(record.pid(), record.startTicks())) {
@@ -375,37 +295,18 @@ final class Supervised {
     Optional<Process> ours;
     synchronized (this) {
       on(new Lifecycle.Event.Stop());
-      cancelPendingRestart();
+      restarts.cancel();
       pid = record.pid();
       ticks = record.startTicks();
-      ours = child;
+      ours = proc.child();
     }
-    boolean wasAlive = ctx.processes().alive(pid, ticks);
-    if (ctx.processes().terminate(pid, ticks, ctx.config().stopTimeout())) {
-      LOG.warn(
-          "proxy pid {} ignored SIGTERM for {} ms; killed it",
-          pid,
-          ctx.config().stopTimeout().toMillis());
-    }
-    // Gone from /proc's view is not yet reaped: our own child stays a zombie holding its pid until
-    // the waiter's next look; a stop returns once the pid is free
-    ours.ifPresent(Supervised::awaitReaped);
+    boolean wasAlive = ProxyProcess.terminate(ctx, pid, ticks, ours);
     synchronized (this) {
       on(new Lifecycle.Event.Stopped());
       record = record.withProcess(0, 0, record.cgroup());
     }
     if (wasAlive) {
       ctx.stats().stopped.incrementAndGet();
-    }
-  }
-
-  private static void awaitReaped(Process p) {
-    try {
-      if (!p.waitFor(2, TimeUnit.SECONDS)) {
-        LOG.warn("proxy pid {} was not reaped within 2 s of its end", p.pid());
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 
@@ -429,20 +330,13 @@ final class Supervised {
 
   /** The proxy's group, as last placed (or as its record names it). */
   synchronized Placement placement() {
-    return placement;
+    return proc.placement();
   }
 
   /** Removes the proxy's files and cgroup once it is stopped and forgotten. */
   void cleanUp() {
-    placement.remove();
+    placement().remove();
     files.delete();
-  }
-
-  private void cancelPendingRestart() {
-    if (pendingRestart != null) {
-      pendingRestart.cancel(false);
-      pendingRestart = null;
-    }
   }
 
   void rotateLog() {
@@ -464,7 +358,7 @@ final class Supervised {
     if (on(new Lifecycle.Event.MoveBegin()).isEmpty()) {
       return Optional.empty();
     }
-    return Optional.of(new MoveStart(record, placement, life.generation()));
+    return Optional.of(new MoveStart(record, proc.placement(), life.generation()));
   }
 
   /** Whether its last health round failed: a proxy mid-heal is not moved. */
@@ -511,13 +405,10 @@ final class Supervised {
             .withProcess(successor.pid(), ticks, successorPlacement.describe())
             .withBuild(build)
             .withMove(Optional.of(retiring));
-    placement = successorPlacement;
-    child = successor.child();
-    startedAt = ctx.clock().instant();
-    oomBaseline = placement.oomKills();
+    proc.movedIn(successor, successorPlacement);
     health.reset();
     writeRecordOrLog();
-    child.ifPresent(p -> p.onExit().thenAccept(done -> exited(newGen, done.exitValue())));
+    proc.child().ifPresent(p -> p.onExit().thenAccept(done -> exited(newGen, done.exitValue())));
     return true;
   }
 
@@ -561,7 +452,7 @@ final class Supervised {
     boolean running;
     ProxyRecord r;
     synchronized (this) {
-      p = placement;
+      p = proc.placement();
       running = life.state() == State.RUNNING;
       r = record;
     }
@@ -578,19 +469,19 @@ final class Supervised {
         state,
         users,
         record.restarts(),
-        oomKills,
-        lastExit,
+        proc.oomKills(),
+        proc.lastExit(),
         life.crashLooping(),
         health.upstreamHealthy(),
         health.targetUnreachableSince(),
-        state == State.RUNNING ? Optional.ofNullable(startedAt) : Optional.empty());
+        state == State.RUNNING ? Optional.ofNullable(proc.startedAt()) : Optional.empty());
   }
 
   /** Clears the crash-loop flag after a healthy run as long as the backoff reset. */
   synchronized void noteHealthyTime(Instant now) {
     if (life.crashLooping()
-        && startedAt != null
-        && Duration.between(startedAt, now).compareTo(ctx.config().backoffReset()) >= 0
+        && proc.startedAt() != null
+        && Duration.between(proc.startedAt(), now).compareTo(ctx.config().backoffReset()) >= 0
         && !on(new Lifecycle.Event.Healthy()).isEmpty()) {
       LOG.info(
           "proxy for port {} has been healthy for {} s; no longer crash-looping",
