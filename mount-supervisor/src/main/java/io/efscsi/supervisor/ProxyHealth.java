@@ -89,7 +89,7 @@ final class ProxyHealth {
   /** One round; does nothing unless the proxy is running. */
   void check() {
     OptionalLong pid = proxy.runningPid();
-    if (proxy.moving() || !proxy.runningAndAlive() || pid.isEmpty()) {
+    if (proxy.moves().moving() || !proxy.runningAndAlive() || pid.isEmpty()) {
       return;
     }
     Failed statusFailure = null;

@@ -80,19 +80,19 @@ final class ProxyMove {
 
   /** Moves {@code s} to {@code ctx.launcher().build()}; never throws. */
   Outcome run(Supervised s) {
-    Optional<Supervised.MoveStart> begun = s.beginMove();
+    Optional<MoveSteps.Start> begun = s.moves().begin();
     if (begun.isEmpty()) {
       return Outcome.skipped("busy", "not running steadily (starting, healing or stopped)", "");
     }
-    Supervised.MoveStart start = begun.get();
+    MoveSteps.Start start = begun.get();
     try {
       return move(s, start);
     } finally {
-      s.endMove();
+      s.moves().end();
     }
   }
 
-  private Outcome move(Supervised s, Supervised.MoveStart start) {
+  private Outcome move(Supervised s, MoveSteps.Start start) {
     ProxyRecord old = start.record();
     String from = old.proxyBuild();
     long began = System.nanoTime();
@@ -131,13 +131,14 @@ final class ProxyMove {
       ProxyRecord.Move retiring =
           new ProxyRecord.Move(
               ProxyRecord.Move.RETIRING, old.pid(), old.startTicks(), start.placement().describe());
-      if (!s.commitMove(
-          start.generation(),
-          next.started,
-          next.ticks,
-          next.placement,
-          ctx.launcher().build(),
-          retiring)) {
+      if (!s.moves()
+          .commit(
+              start.generation(),
+              next.started,
+              next.ticks,
+              next.placement,
+              ctx.launcher().build(),
+              retiring)) {
         throw new MoveFailed("superseded", "the proxy exited or was stopped during the move");
       }
     } catch (MoveFailed e) {
@@ -188,7 +189,7 @@ final class ProxyMove {
   }
 
   /** The successor's group recorded first, then its launch in standby on the copied socket. */
-  private Successor launch(Supervised s, Supervised.MoveStart start, ListenerHandover.Taken taken)
+  private Successor launch(Supervised s, MoveSteps.Start start, ListenerHandover.Taken taken)
       throws MoveFailed {
     ProxyRecord old = start.record();
     String group = successorGroup(old, start.placement());
@@ -200,7 +201,7 @@ final class ProxyMove {
     }
     ProxyRecord.Move launching =
         new ProxyRecord.Move(ProxyRecord.Move.LAUNCHING, 0, 0, placement.describe());
-    if (!s.recordMove(start.generation(), launching)) {
+    if (!s.moves().record(start.generation(), launching)) {
       placement.remove();
       throw new MoveFailed("superseded", "the proxy exited or was stopped during the move");
     }
@@ -222,10 +223,11 @@ final class ProxyMove {
     OptionalLong ticks = ctx.processes().startTicks(started.pid());
     Successor next =
         new Successor(started, ticks.orElse(0), placement, files.nextControlSocket(group));
-    s.recordMove(
-        start.generation(),
-        new ProxyRecord.Move(
-            ProxyRecord.Move.LAUNCHING, started.pid(), next.ticks, placement.describe()));
+    s.moves()
+        .record(
+            start.generation(),
+            new ProxyRecord.Move(
+                ProxyRecord.Move.LAUNCHING, started.pid(), next.ticks, placement.describe()));
     return next;
   }
 
@@ -346,7 +348,7 @@ final class ProxyMove {
           files.controlSocket(),
           StandardCopyOption.REPLACE_EXISTING,
           StandardCopyOption.ATOMIC_MOVE);
-      s.writeConfigFile();
+      s.moves().writeConfigFile();
     } catch (IOException e) {
       LOG.error(
           "proxy for port {} serves but its control socket could not be renamed: {}",

@@ -1,6 +1,5 @@
 package io.efscsi.supervisor;
 
-import io.efscsi.proxy.config.ProxyConfig;
 import io.efscsi.supervisor.ProxyStartException.Reason;
 import io.efscsi.supervisor.ProxyStatus.State;
 import io.efscsi.supervisor.cgroup.Placement;
@@ -20,12 +19,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One supervised proxy: its record, its process and group, its backoff and health, and its {@link
- * Lifecycle}, the state machine every change of state goes through ({@link #on}); this class
- * carries out the actions a transition names. Its launch is {@link ProxyLaunch}'s, its health
- * rounds {@link ProxyHealth}'s, a move's steps outside the lock {@link ProxyMove}'s. One lock (this
- * object's) covers the lifecycle and the record, so that a late exit, a stop and a move's commit
- * see the same generation. What it needs from the supervisor comes in its {@link ProxyContext}.
+ * One supervised proxy: its process and group, its backoff and health, and what its lock guards
+ * ({@link Guarded}: its record and its {@link Lifecycle}, the state machine every change of state
+ * goes through). This class carries out the actions a transition names. Its launch's wait is {@link
+ * ProxyLaunch}'s, its health rounds {@link ProxyHealth}'s, a move's steps {@link ProxyMove}'s
+ * (outside the lock) and {@link MoveSteps}' (under it). One lock, this object's, covers the
+ * lifecycle and the record, so that a late exit, a stop and a move's commit see the same
+ * generation. What it needs from the supervisor comes in its {@link ProxyContext}.
  */
 final class Supervised {
 
@@ -33,23 +33,26 @@ final class Supervised {
 
   private final ProxyContext ctx;
   private final ProxyFiles files;
-  private ProxyRecord record;
   private final ProxyProcess proc;
-  private final Lifecycle life = new Lifecycle();
+  private final Guarded g;
+  private final Lifecycle life;
+  private final MoveSteps moves;
   private final RestartTimer restarts;
   private final ProxyHealth health;
 
   Supervised(ProxyContext ctx, ProxyRecord record, Placement placement) {
     this.ctx = ctx;
     this.files = new ProxyFiles(ctx.proxiesDir(), record.id(), ctx.config().logMaxBytes());
-    this.record = record;
+    this.g = new Guarded(ctx, record);
+    this.life = g.life();
     this.proc = new ProxyProcess(ctx, files, placement);
     this.health = new ProxyHealth(this, ctx);
     this.restarts = new RestartTimer(ctx);
+    this.moves = new MoveSteps(this, g, proc, health);
   }
 
   synchronized ProxyRecord record() {
-    return record;
+    return g.record();
   }
 
   int port() {
@@ -64,20 +67,6 @@ final class Supervised {
     return files.controlSocket();
   }
 
-  /**
-   * Puts {@code e} through the lifecycle (under this object's lock): the actions it named, or empty
-   * when it was refused (nothing changed then).
-   */
-  private synchronized Optional<List<Lifecycle.Action>> on(Lifecycle.Event e) {
-    return switch (life.on(e)) {
-      case Lifecycle.Step.Moved m -> Optional.of(m.actions());
-      case Lifecycle.Step.Refused r -> {
-        LOG.debug("proxy for port {}: {} refused ({})", record.port(), e, r.why());
-        yield Optional.empty();
-      }
-    };
-  }
-
   /** Up, starting, or with a restart already scheduled. */
   synchronized boolean upOrRestarting() {
     State s = life.state();
@@ -89,26 +78,24 @@ final class Supervised {
   }
 
   synchronized void setUsers(Set<String> users) throws IOException {
-    record = record.withUsers(users);
-    ctx.owner().writeRecord(record);
+    g.set(g.record().withUsers(users));
+    ctx.owner().writeRecord(g.record());
   }
 
   /** Adopts a live process found in the state dir: no restart. */
   synchronized boolean adoptIfAlive() {
-    if (!ctx.processes().alive(record.pid(), record.startTicks())) {
+    ProxyRecord r = g.record();
+    if (!ctx.processes().alive(r.pid(), r.startTicks())) {
       return false;
     }
-    on(new Lifecycle.Event.Adopted());
+    g.on(new Lifecycle.Event.Adopted());
     proc.adopted();
     try {
       ControlClient.ask(controlSocket(), "status", ctx.config().patience().controlTimeout());
     } catch (IOException e) {
-      health.adoptedWithoutAnswer(record.pid());
+      health.adoptedWithoutAnswer(r.pid());
       LOG.warn(
-          "adopted proxy {} (pid {}) does not answer yet: {}",
-          record.port(),
-          record.pid(),
-          e.getMessage());
+          "adopted proxy {} (pid {}) does not answer yet: {}", r.port(), r.pid(), e.getMessage());
     }
     return true;
   }
@@ -118,34 +105,34 @@ final class Supervised {
     long gen;
     ProxyLauncher.Started started;
     synchronized (this) {
-      if (on(new Lifecycle.Event.Launch()).isEmpty()) {
+      if (g.on(new Lifecycle.Event.Launch()).isEmpty()) {
         throw new ProxyStartException(
             Reason.UNAVAILABLE, "proxy on port " + port() + " is being stopped");
       }
       restarts.cancel();
       gen = life.generation();
       try {
-        ProxyProcess.Spawned spawned = proc.spawn(record, placed -> record = placed);
-        record = spawned.record();
+        ProxyProcess.Spawned spawned = proc.spawn(g.record(), g::set);
+        g.set(spawned.record());
         started = spawned.started();
       } catch (ProxyStartException e) {
-        on(new Lifecycle.Event.LaunchFailed());
+        g.on(new Lifecycle.Event.LaunchFailed());
         throw e;
       }
       health.reset();
-      writeRecordOrLog();
+      g.write();
       // the launcher's one waiter thread completes a child's onExit (not the common ForkJoin pool,
       // which anything else in the process can starve); exited() is short
       proc.child().ifPresent(p -> p.onExit().thenAccept(done -> exited(gen, done.exitValue())));
     }
     switch (ProxyLaunch.await(ctx, started, record().startTicks(), controlSocket())) {
       case ProxyLaunch.Outcome.Ready r -> {
-        on(new Lifecycle.Event.Ready(gen)); // refused when a stop came first: the stop wins
+        g.on(new Lifecycle.Event.Ready(gen)); // refused when a stop came first: the stop wins
         LOG.info("proxy for port {} is up (pid {})", port(), started.pid());
       }
       case ProxyLaunch.Outcome.Exited x -> throw startFailure(gen, x.code());
       case ProxyLaunch.Outcome.TimedOut t -> {
-        on(new Lifecycle.Event.StartTimedOut(gen));
+        g.on(new Lifecycle.Event.StartTimedOut(gen));
         ctx.processes().signal(started.pid(), true);
         throw new ProxyStartException(
             Reason.FAILED,
@@ -154,7 +141,7 @@ final class Supervised {
                 + " did not answer within "
                 + ctx.config().startTimeout().toMillis()
                 + " ms; "
-                + logTail());
+                + files.logTail());
       }
     }
   }
@@ -163,22 +150,22 @@ final class Supervised {
     synchronized (this) {
       // the caller handles this failure (ensure forgets the proxy, restart() backs off); the
       // process's own onExit, which may run after this, is refused as an earlier process's
-      if (!on(new Lifecycle.Event.StartFailed(gen)).isEmpty()) {
-        proc.ended(exit, record.key(), record.port());
+      if (!g.on(new Lifecycle.Event.StartFailed(gen)).isEmpty()) {
+        proc.ended(exit, g.record().key(), g.record().port());
       }
     }
     if (exit == ProxyStartException.EXIT_BIND_FAILED) {
       ctx.stats().bindFailures.incrementAndGet();
     }
     return ProxyStartException.forExit(
-        exit, port(), proc.describe(exit, record().key(), port()), logTail());
+        exit, port(), proc.describe(exit, record().key(), port()), files.logTail());
   }
 
   /** A process exit seen by its onExit (child) or the liveness poll (adopted; code -1). */
   void exited(long gen, int exitCode) {
     synchronized (this) {
       Optional<List<Lifecycle.Action>> step =
-          on(new Lifecycle.Event.Exited(gen, record.wanted(), ctx.owner().closed()));
+          g.on(new Lifecycle.Event.Exited(gen, g.record().wanted(), ctx.owner().closed()));
       // refused: a stop, a start in progress (handled by its wait), an old incarnation, or a
       // closed supervisor, whose proxies the next one adopts (and may have stopped and removed
       // by now: a last exit written here would be a file nobody removes; TakeoverIT)
@@ -186,8 +173,8 @@ final class Supervised {
         return;
       }
       List<Lifecycle.Action> actions = step.get();
-      String why = proc.ended(exitCode, record.key(), record.port());
-      LOG.warn("proxy for port {} (key {}) {}", port(), record.key(), why);
+      String why = proc.ended(exitCode, g.record().key(), g.record().port());
+      LOG.warn("proxy for port {} (key {}) {}", port(), g.record().key(), why);
       if (actions.contains(Lifecycle.Action.RECONCILE)) {
         ctx.owner().reconcileSoon();
       }
@@ -201,22 +188,22 @@ final class Supervised {
   private void scheduleRestart(String why) {
     long gen = life.generation();
     if (restarts.schedule(proc.startedAt(), port(), () -> restart(gen, why))
-        && on(new Lifecycle.Event.CrashLoop()).isPresent()) {
+        && g.on(new Lifecycle.Event.CrashLoop()).isPresent()) {
       LOG.error(
           "proxy for port {} is crash-looping ({} quick exits; last: {})",
           port(),
           restarts.attempts(),
           why);
-      ctx.listener().crashLooping(record.key(), port(), why);
+      ctx.listener().crashLooping(g.record().key(), port(), why);
     }
   }
 
   private void restart(long gen, String why) {
     synchronized (this) {
-      if (on(new Lifecycle.Event.RestartDue(gen)).isEmpty()) {
+      if (g.on(new Lifecycle.Event.RestartDue(gen)).isEmpty()) {
         return;
       }
-      record = record.restarted();
+      g.set(g.record().restarted());
     }
     ctx.stats().restarts.incrementAndGet();
     ctx.listener().restarted(record().key(), port(), why, record().restarts());
@@ -229,7 +216,7 @@ final class Supervised {
       }
       LOG.error("restart of proxy for port {} failed: {}", port(), e.getMessage());
       synchronized (this) {
-        if (!on(new Lifecycle.Event.RetryLater(record.wanted())).isEmpty()) {
+        if (!g.on(new Lifecycle.Event.RetryLater(g.record().wanted())).isEmpty()) {
           scheduleRestart(e.getMessage());
         }
       }
@@ -240,7 +227,7 @@ final class Supervised {
   void restartNow(String why) {
     long gen;
     synchronized (this) {
-      if (on(new Lifecycle.Event.RestartNow()).isEmpty()) {
+      if (g.on(new Lifecycle.Event.RestartNow()).isEmpty()) {
         return;
       }
       gen = life.generation();
@@ -261,7 +248,8 @@ final class Supervised {
     if (life.state() != State.RUNNING) {
       return false;
     }
-    if (proc.child().isEmpty() && !ctx.processes().alive(record.pid(), record.startTicks())) {
+    if (proc.child().isEmpty()
+        && !ctx.processes().alive(g.record().pid(), g.record().startTicks())) {
       exited(life.generation(), -1);
       return false;
     }
@@ -270,7 +258,7 @@ final class Supervised {
 
   /** The pid while running; empty otherwise. */
   synchronized OptionalLong runningPid() {
-    return life.state() == State.RUNNING ? OptionalLong.of(record.pid()) : OptionalLong.empty();
+    return life.state() == State.RUNNING ? OptionalLong.of(g.record().pid()) : OptionalLong.empty();
   }
 
   /** Polls an adopted (non-child) process; children report their exit themselves. */
@@ -280,7 +268,7 @@ final class Supervised {
       if (life.state() != State.RUNNING || proc.child().isPresent()) {
         return;
       }
-      if (ctx.processes().alive(record.pid(), record.startTicks())) {
+      if (ctx.processes().alive(g.record().pid(), g.record().startTicks())) {
         return;
       }
       gen = life.generation();
@@ -294,16 +282,16 @@ final class Supervised {
     long ticks;
     Optional<Process> ours;
     synchronized (this) {
-      on(new Lifecycle.Event.Stop());
+      g.on(new Lifecycle.Event.Stop());
       restarts.cancel();
-      pid = record.pid();
-      ticks = record.startTicks();
+      pid = g.record().pid();
+      ticks = g.record().startTicks();
       ours = proc.child();
     }
     boolean wasAlive = ProxyProcess.terminate(ctx, pid, ticks, ours);
     synchronized (this) {
-      on(new Lifecycle.Event.Stopped());
-      record = record.withProcess(0, 0, record.cgroup());
+      g.on(new Lifecycle.Event.Stopped());
+      g.set(g.record().withProcess(0, 0, g.record().cgroup()));
     }
     if (wasAlive) {
       ctx.stats().stopped.incrementAndGet();
@@ -343,104 +331,18 @@ final class Supervised {
     files.rotateLog();
   }
 
-  private String logTail() {
-    return files.logTail();
-  }
-
-  /** What a move starts from: the running process it replaces and the generation it ran at. */
-  record MoveStart(ProxyRecord record, Placement placement, long generation) {}
-
-  /**
-   * Marks the proxy as moving when it is running, not stopped, not crash-looping and not moving
-   * already; empty (with nothing changed) otherwise.
-   */
-  synchronized Optional<MoveStart> beginMove() {
-    if (on(new Lifecycle.Event.MoveBegin()).isEmpty()) {
-      return Optional.empty();
-    }
-    return Optional.of(new MoveStart(record, proc.placement(), life.generation()));
-  }
-
   /** Whether its last health round failed: a proxy mid-heal is not moved. */
   boolean healthFailing() {
     return health.failing();
   }
 
-  /** Whether a move is in flight. */
-  synchronized boolean moving() {
-    return life.moving();
-  }
-
-  /**
-   * Records a move's phase (the successor's group before its launch, its pid after) unless the move
-   * is no longer current; false then, and the mover undoes what it started.
-   */
-  synchronized boolean recordMove(long gen, ProxyRecord.Move move) {
-    if (on(new Lifecycle.Event.MoveStep(gen, false)).isEmpty()) {
-      return false;
-    }
-    record = record.withMove(Optional.of(move));
-    writeRecordOrLog();
-    return true;
-  }
-
-  /**
-   * Makes the successor the proxy's process ({@code retiring} names the old one, which the mover
-   * drains next). Refused (false) when the proxy exited, was stopped or restarted since {@code
-   * gen}: the successor is then the mover's to kill.
-   */
-  synchronized boolean commitMove(
-      long gen,
-      ProxyLauncher.Started successor,
-      long ticks,
-      Placement successorPlacement,
-      String build,
-      ProxyRecord.Move retiring) {
-    if (on(new Lifecycle.Event.MoveStep(gen, true)).isEmpty()) {
-      return false;
-    }
-    long newGen = life.generation();
-    record =
-        record
-            .withProcess(successor.pid(), ticks, successorPlacement.describe())
-            .withBuild(build)
-            .withMove(Optional.of(retiring));
-    proc.movedIn(successor, successorPlacement);
-    health.reset();
-    writeRecordOrLog();
-    proc.child().ifPresent(p -> p.onExit().thenAccept(done -> exited(newGen, done.exitValue())));
-    return true;
-  }
-
-  /** Ends a move (done or undone): the record carries none, health rounds resume. */
-  synchronized void endMove() {
-    on(new Lifecycle.Event.MoveEnd());
-    if (record.move().isPresent() && !life.retired()) {
-      record = record.withMove(Optional.empty());
-      writeRecordOrLog();
-    }
-  }
-
-  /** The generation now: a move compares it with the one it started at. */
-  synchronized long generation() {
-    return life.generation();
-  }
-
-  /** Writes the proxy's config file from its record (after a move, the successor's socket). */
-  synchronized void writeConfigFile() throws IOException {
-    ProxyConfig.fromMap(record.config()).write(configFile());
+  /** The steps of a move taken under this proxy's lock. */
+  MoveSteps moves() {
+    return moves;
   }
 
   ProxyFiles files() {
     return files;
-  }
-
-  private void writeRecordOrLog() {
-    try {
-      ctx.owner().writeRecord(record);
-    } catch (IOException e) {
-      LOG.error("cannot write the state record of proxy {}: {}", record.id(), e.getMessage());
-    }
   }
 
   /**
@@ -454,21 +356,21 @@ final class Supervised {
     synchronized (this) {
       p = proc.placement();
       running = life.state() == State.RUNNING;
-      r = record;
+      r = g.record();
     }
     return ProxyUsage.ask(r.key(), r.port(), p, running ? controlSocket() : null, timeout);
   }
 
   synchronized ProxyStatus status() {
-    Set<String> users = new TreeSet<>(record.users());
+    ProxyRecord r = g.record();
     State state = life.state();
     return new ProxyStatus(
-        record.key(),
-        record.port(),
-        state == State.RUNNING || state == State.STARTING ? record.pid() : 0,
+        r.key(),
+        r.port(),
+        state == State.RUNNING || state == State.STARTING ? r.pid() : 0,
         state,
-        users,
-        record.restarts(),
+        new TreeSet<>(r.users()),
+        r.restarts(),
         proc.oomKills(),
         proc.lastExit(),
         life.crashLooping(),
@@ -482,7 +384,7 @@ final class Supervised {
     if (life.crashLooping()
         && proc.startedAt() != null
         && Duration.between(proc.startedAt(), now).compareTo(ctx.config().backoffReset()) >= 0
-        && !on(new Lifecycle.Event.Healthy()).isEmpty()) {
+        && !g.on(new Lifecycle.Event.Healthy()).isEmpty()) {
       LOG.info(
           "proxy for port {} has been healthy for {} s; no longer crash-looping",
           port(),
