@@ -323,7 +323,7 @@ public final class NodeBench {
   }
 
   /** The pids in the supervisor's state records. */
-  private static List<Long> proxyPids(Path state) throws IOException {
+  static List<Long> proxyPids(Path state) throws IOException {
     List<Long> pids = new ArrayList<>();
     Path dir = state.resolve("proxies");
     if (!Files.isDirectory(dir)) {
@@ -338,7 +338,7 @@ public final class NodeBench {
   }
 
   /** A kB figure from /proc/<pid>/<file>, 0 when the process is gone. */
-  private static long procKb(long pid, String file, String key) throws IOException {
+  static long procKb(long pid, String file, String key) throws IOException {
     try {
       for (String l : Files.readAllLines(Path.of("/proc/" + pid + "/" + file))) {
         if (l.startsWith(key)) {
