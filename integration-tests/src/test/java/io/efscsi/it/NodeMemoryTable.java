@@ -54,6 +54,9 @@ public final class NodeMemoryTable {
 
   public static void main(String[] args) throws Exception {
     double settle = args.length > 0 ? Double.parseDouble(args[0]) : 15;
+    // a freshly built AOT cache is dirty in the page cache until written back, and smaps counts
+    // such pages of a file mapping as private dirty: write it back first
+    new ProcessBuilder("sync").inheritIO().start().waitFor();
     Path tmp = Files.createTempDirectory("efscsi-node-memory");
     List<Cell> cells = new ArrayList<>();
     try (NfsLab lab = new NfsLab(tmp.resolve("lab"), 1)) {
