@@ -54,6 +54,10 @@ public final class NodeMemoryTable {
 
   public static void main(String[] args) throws Exception {
     double settle = args.length > 0 ? Double.parseDouble(args[0]) : 15;
+    // with EFS_CSI_JAVA_OPTS=-XX:NativeMemoryTracking=summary, each cell also prints where the
+    // plugin's committed memory is (jcmd VM.native_memory)
+    boolean nmt =
+        String.valueOf(System.getenv("EFS_CSI_JAVA_OPTS")).contains("NativeMemoryTracking");
     // a freshly built AOT cache is dirty in the page cache until written back, and smaps counts
     // such pages of a file mapping as private dirty: write it back first
     new ProcessBuilder("sync").inheritIO().start().waitFor();
@@ -137,6 +141,9 @@ public final class NodeMemoryTable {
                     proxies.size(),
                     NodeBench.procKb(pid, "status", "VmRSS:") / 1024.0);
             cells.add(c);
+            if (nmt) {
+              printNmt(pid);
+            }
             System.out.printf(
                 Locale.ROOT,
                 "  %d volumes x %d pods: plugin PSS %.1f MiB (RSS %.1f), %d proxies PSS %.1f MiB in"
@@ -169,6 +176,27 @@ public final class NodeMemoryTable {
       HostCleanup.deleteTree(tmp);
     }
     print(cells);
+  }
+
+  /** The plugin's committed memory by NMT category, one line. */
+  private static void printNmt(long pid) throws Exception {
+    Path jcmd =
+        Path.of(ProcessHandle.current().info().command().orElseThrow()).resolveSibling("jcmd");
+    Process p =
+        new ProcessBuilder(jcmd.toString(), Long.toString(pid), "VM.native_memory", "summary")
+            .redirectErrorStream(true)
+            .start();
+    StringBuilder line = new StringBuilder("    plugin NMT committed (KiB):");
+    for (String l : new String(p.getInputStream().readAllBytes()).split("\n")) {
+      var m =
+          java.util.regex.Pattern.compile("^-\\s+(.+?) \\(reserved=\\d+KB, committed=(\\d+)KB")
+              .matcher(l);
+      if (m.find() && Long.parseLong(m.group(2)) >= 512) {
+        line.append(' ').append(m.group(1).trim()).append('=').append(m.group(2));
+      }
+    }
+    p.waitFor();
+    System.out.println(line);
   }
 
   private static void print(List<Cell> cells) {

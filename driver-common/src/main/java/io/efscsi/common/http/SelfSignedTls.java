@@ -1,9 +1,13 @@
 package io.efscsi.common.http;
 
 import io.efscsi.common.config.HostPort;
+import io.efscsi.common.x509.Der;
+import io.efscsi.common.x509.SelfSignedCertificate;
+import io.efscsi.common.x509.SelfSignedCertificate.Extension;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -16,7 +20,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -24,22 +27,6 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import javax.net.ssl.SSLContext;
-import org.bouncycastle.asn1.x500.X500Name;
-import org.bouncycastle.asn1.x500.X500NameBuilder;
-import org.bouncycastle.asn1.x500.style.BCStyle;
-import org.bouncycastle.asn1.x509.BasicConstraints;
-import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
-import org.bouncycastle.asn1.x509.Extension;
-import org.bouncycastle.asn1.x509.GeneralName;
-import org.bouncycastle.asn1.x509.GeneralNames;
-import org.bouncycastle.asn1.x509.KeyPurposeId;
-import org.bouncycastle.asn1.x509.KeyUsage;
-import org.bouncycastle.cert.CertIOException;
-import org.bouncycastle.cert.X509v3CertificateBuilder;
-import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
-import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
-import org.bouncycastle.operator.OperatorCreationException;
-import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /**
  * An in-memory self-signed server certificate (ECDSA P-256, one year), made at start when HTTPS is
@@ -59,6 +46,12 @@ public record SelfSignedTls(SSLContext context, X509Certificate certificate) {
   /** How far before its making it is valid from, for peers whose clock is behind ours. */
   static final Duration BACKDATE = Duration.ofHours(1);
 
+  private static final String BASIC_CONSTRAINTS = "2.5.29.19";
+  private static final String KEY_USAGE = "2.5.29.15";
+  private static final String EXTENDED_KEY_USAGE = "2.5.29.37";
+  private static final String SUBJECT_ALT_NAME = "2.5.29.17";
+  private static final String SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
+
   /**
    * Makes a certificate for a server bound to {@code bind} on a host named {@code hostname}.
    *
@@ -70,35 +63,36 @@ public record SelfSignedTls(SSLContext context, X509Certificate certificate) {
       KeyPairGenerator keys = KeyPairGenerator.getInstance("EC");
       keys.initialize(new ECGenParameterSpec("secp256r1"));
       KeyPair pair = keys.generateKeyPair();
-      Instant now = clock.instant();
-      X500Name subject =
-          new X500NameBuilder(BCStyle.INSTANCE)
-              .addRDN(BCStyle.CN, hostname + "@" + now.getEpochSecond())
-              .build();
-      X509v3CertificateBuilder builder =
-          new JcaX509v3CertificateBuilder(
-              subject,
-              new BigInteger(127, new SecureRandom()).add(BigInteger.ONE),
-              Date.from(now.minus(BACKDATE)),
-              Date.from(now.plus(VALIDITY)),
-              subject,
-              pair.getPublic());
-      builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
-      builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
-      builder.addExtension(
-          Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth));
-      builder.addExtension(
-          Extension.subjectAlternativeName, false, subjectAltNames(bind, hostname));
       X509Certificate cert =
-          new JcaX509CertificateConverter()
-              .getCertificate(
-                  builder.build(
-                      new JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate())));
+          certificate(
+              pair,
+              new BigInteger(127, new SecureRandom()).add(BigInteger.ONE),
+              clock.instant(),
+              bind,
+              hostname);
       return new SelfSignedTls(
           PemTls.serverContext(pair.getPrivate(), new Certificate[] {cert}), cert);
-    } catch (GeneralSecurityException | OperatorCreationException | CertIOException e) {
+    } catch (GeneralSecurityException | IllegalArgumentException e) {
       throw new IOException("cannot make a self-signed certificate: " + e.getMessage(), e);
     }
+  }
+
+  /** The certificate of {@link #generate}, with its key, serial and time given. */
+  static X509Certificate certificate(
+      KeyPair pair, BigInteger serial, Instant now, HostPort bind, String hostname)
+      throws GeneralSecurityException {
+    return SelfSignedCertificate.write(
+        pair,
+        hostname + "@" + now.getEpochSecond(),
+        serial,
+        now.minus(BACKDATE),
+        now.plus(VALIDITY),
+        List.of(
+            new Extension(BASIC_CONSTRAINTS, true, Der.sequence()), // not a CA
+            new Extension(KEY_USAGE, true, Der.namedBits(1)), // digitalSignature
+            new Extension(EXTENDED_KEY_USAGE, false, Der.sequence(Der.oid(SERVER_AUTH))),
+            new Extension(SUBJECT_ALT_NAME, false, subjectAltNames(bind, hostname))),
+        SelfSignedCertificate.Algorithm.SHA256_WITH_ECDSA);
   }
 
   /** The certificate's SHA-256 fingerprint, {@code AB:CD:…}, as {@code openssl x509} prints it. */
@@ -111,8 +105,11 @@ public record SelfSignedTls(SSLContext context, X509Certificate certificate) {
     }
   }
 
-  /** The names the certificate is for, as written in its subjectAltName extension. */
-  static GeneralNames subjectAltNames(HostPort bind, String hostname) {
+  /**
+   * The names the certificate is for, as written in its subjectAltName extension: GeneralNames of
+   * dNSName ({@code [2] IA5String}) and iPAddress ({@code [7] OCTET STRING}) entries.
+   */
+  static byte[] subjectAltNames(HostPort bind, String hostname) {
     Set<String> dns = new LinkedHashSet<>();
     Set<String> ips = new LinkedHashSet<>();
     if (!hostname.isBlank()) {
@@ -126,10 +123,10 @@ public record SelfSignedTls(SSLContext context, X509Certificate certificate) {
       dns.add(bind.host().toLowerCase(Locale.ROOT));
     }
     ips.add("127.0.0.1");
-    List<GeneralName> names = new ArrayList<>();
-    dns.forEach(n -> names.add(new GeneralName(GeneralName.dNSName, n)));
-    ips.forEach(n -> names.add(new GeneralName(GeneralName.iPAddress, n)));
-    return new GeneralNames(names.toArray(GeneralName[]::new));
+    List<byte[]> names = new ArrayList<>();
+    dns.forEach(n -> names.add(Der.implicitPrimitive(2, n.getBytes(StandardCharsets.US_ASCII))));
+    ips.forEach(n -> names.add(Der.implicitPrimitive(7, InetAddress.ofLiteral(n).getAddress())));
+    return Der.sequence(names.toArray(byte[][]::new));
   }
 
   private static Optional<InetAddress> literal(String host) {

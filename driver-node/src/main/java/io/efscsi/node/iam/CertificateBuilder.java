@@ -1,5 +1,8 @@
 package io.efscsi.node.iam;
 
+import io.efscsi.common.x509.Der;
+import io.efscsi.common.x509.SelfSignedCertificate;
+import io.efscsi.common.x509.SelfSignedCertificate.Extension;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -10,30 +13,10 @@ import java.security.SecureRandom;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.util.Date;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
-import org.bouncycastle.asn1.ASN1Encodable;
-import org.bouncycastle.asn1.ASN1EncodableVector;
-import org.bouncycastle.asn1.ASN1ObjectIdentifier;
-import org.bouncycastle.asn1.DEROctetString;
-import org.bouncycastle.asn1.DERSequence;
-import org.bouncycastle.asn1.DERTaggedObject;
-import org.bouncycastle.asn1.DERUTCTime;
-import org.bouncycastle.asn1.DERUTF8String;
-import org.bouncycastle.asn1.x500.X500Name;
-import org.bouncycastle.asn1.x500.X500NameBuilder;
-import org.bouncycastle.asn1.x500.style.BCStyle;
-import org.bouncycastle.asn1.x509.Extension;
-import org.bouncycastle.asn1.x509.SubjectKeyIdentifier;
-import org.bouncycastle.asn1.x509.SubjectPublicKeyInfo;
-import org.bouncycastle.cert.CertIOException;
-import org.bouncycastle.cert.X509v3CertificateBuilder;
-import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
-import org.bouncycastle.operator.OperatorCreationException;
-import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 
 /**
  * Builds the self-signed client certificate efs-utils builds with {@code openssl req/ca}: subject
@@ -60,8 +43,7 @@ final class CertificateBuilder {
   static final Duration NOT_AFTER = Duration.ofHours(3);
   static final int MAX_COMMON_NAME = 64;
 
-  private static final DateTimeFormatter UTC_TIME =
-      DateTimeFormatter.ofPattern("yyMMddHHmmss'Z'").withZone(ZoneOffset.UTC);
+  private static final String SUBJECT_KEY_IDENTIFIER = "2.5.29.14";
   private static final SecureRandom RANDOM = new SecureRandom();
 
   /** What goes into one certificate; {@code issuedAt} in whole seconds. */
@@ -77,7 +59,7 @@ final class CertificateBuilder {
 
   /** SHA-1 hex of the SubjectPublicKey BIT STRING contents: efs-utils' PublicKeyHash and SKI. */
   static String publicKeyHash(PublicKey key) {
-    byte[] bits = SubjectPublicKeyInfo.getInstance(key.getEncoded()).getPublicKeyData().getBytes();
+    byte[] bits = SelfSignedCertificate.publicKeyBits(key);
     try {
       return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(bits));
     } catch (GeneralSecurityException e) {
@@ -86,60 +68,51 @@ final class CertificateBuilder {
   }
 
   static X509Certificate build(KeyPair keys, Contents c) throws GeneralSecurityException {
+    return build(keys, c, new BigInteger(63, RANDOM).add(BigInteger.ONE));
+  }
+
+  /** {@link #build(KeyPair, Contents)} with the serial given (tests compare whole encodings). */
+  static X509Certificate build(KeyPair keys, Contents c, BigInteger serial)
+      throws GeneralSecurityException {
     String cn =
         c.commonName().length() > MAX_COMMON_NAME
             ? c.commonName().substring(0, MAX_COMMON_NAME)
             : c.commonName();
-    X500Name name = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.CN, cn).build();
-    SubjectPublicKeyInfo spki = SubjectPublicKeyInfo.getInstance(keys.getPublic().getEncoded());
-    X509v3CertificateBuilder b =
-        new X509v3CertificateBuilder(
-            name,
-            new BigInteger(63, RANDOM).add(BigInteger.ONE),
-            Date.from(c.issuedAt().minus(NOT_BEFORE)),
-            Date.from(c.issuedAt().plus(NOT_AFTER)),
-            name,
-            spki);
+    List<Extension> extensions = new ArrayList<>();
+    extensions.add(
+        new Extension(
+            SUBJECT_KEY_IDENTIFIER,
+            false,
+            Der.octetString(HexFormat.of().parseHex(publicKeyHash(keys.getPublic())))));
+    c.accessPointId()
+        .ifPresent(ap -> extensions.add(new Extension(ACCESS_POINT_OID, false, Der.utf8(ap))));
+    c.auth().ifPresent(a -> extensions.add(new Extension(CLIENT_AUTH_OID, false, clientAuth(a))));
+    extensions.add(new Extension(FILE_SYSTEM_OID, false, Der.utf8(c.fileSystemId())));
+    extensions.add(
+        new Extension(
+            CLIENT_INFO_OID,
+            false,
+            Der.sequence(Der.utf8(c.clientInfo().source()), Der.utf8(c.clientInfo().version()))));
     try {
-      b.addExtension(
-          Extension.subjectKeyIdentifier,
-          false,
-          new SubjectKeyIdentifier(HexFormat.of().parseHex(publicKeyHash(keys.getPublic()))));
-      if (c.accessPointId().isPresent()) {
-        b.addExtension(oid(ACCESS_POINT_OID), false, new DERUTF8String(c.accessPointId().get()));
-      }
-      if (c.auth().isPresent()) {
-        b.addExtension(oid(CLIENT_AUTH_OID), false, clientAuth(c.auth().get()));
-      }
-      b.addExtension(oid(FILE_SYSTEM_OID), false, new DERUTF8String(c.fileSystemId()));
-      b.addExtension(
-          oid(CLIENT_INFO_OID),
-          false,
-          sequence(
-              new DERUTF8String(c.clientInfo().source()),
-              new DERUTF8String(c.clientInfo().version())));
-      return new JcaX509CertificateConverter()
-          .getCertificate(
-              b.build(new JcaContentSignerBuilder("SHA256withRSA").build(keys.getPrivate())));
-    } catch (CertIOException | OperatorCreationException e) {
+      return SelfSignedCertificate.write(
+          keys,
+          cn,
+          serial,
+          c.issuedAt().minus(NOT_BEFORE),
+          c.issuedAt().plus(NOT_AFTER),
+          extensions,
+          SelfSignedCertificate.Algorithm.SHA256_WITH_RSA);
+    } catch (IllegalArgumentException e) {
       throw new GeneralSecurityException("cannot build the client certificate: " + e, e);
     }
   }
 
-  private static DERSequence clientAuth(ConnectSignature s) {
-    ASN1EncodableVector v = new ASN1EncodableVector();
-    v.add(new DERUTF8String(s.accessKeyId()));
-    v.add(new DEROctetString(s.signature().getBytes(StandardCharsets.US_ASCII)));
-    v.add(new DERUTCTime(UTC_TIME.format(s.time())));
-    s.sessionToken().ifPresent(t -> v.add(new DERTaggedObject(true, 0, new DERUTF8String(t))));
-    return new DERSequence(v);
-  }
-
-  private static DERSequence sequence(ASN1Encodable... items) {
-    return new DERSequence(items);
-  }
-
-  private static ASN1ObjectIdentifier oid(String oid) {
-    return new ASN1ObjectIdentifier(oid);
+  private static byte[] clientAuth(ConnectSignature s) {
+    byte[] id = Der.utf8(s.accessKeyId());
+    byte[] signature = Der.octetString(s.signature().getBytes(StandardCharsets.US_ASCII));
+    byte[] time = Der.utcTime(s.time());
+    return s.sessionToken().isPresent()
+        ? Der.sequence(id, signature, time, Der.explicit(0, Der.utf8(s.sessionToken().get())))
+        : Der.sequence(id, signature, time);
   }
 }
