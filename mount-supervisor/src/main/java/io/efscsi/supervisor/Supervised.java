@@ -67,6 +67,11 @@ final class Supervised {
     return files.controlSocket();
   }
 
+  /** {@link Guarded#on} under this object's lock (taken here for the callers outside it). */
+  private synchronized Optional<List<Lifecycle.Action>> on(Lifecycle.Event e) {
+    return g.on(e);
+  }
+
   /** Up, starting, or with a restart already scheduled. */
   synchronized boolean upOrRestarting() {
     State s = life.state();
@@ -88,7 +93,7 @@ final class Supervised {
     if (!ctx.processes().alive(r.pid(), r.startTicks())) {
       return false;
     }
-    g.on(new Lifecycle.Event.Adopted());
+    on(new Lifecycle.Event.Adopted());
     proc.adopted();
     try {
       ControlClient.ask(controlSocket(), "status", ctx.config().patience().controlTimeout());
@@ -105,7 +110,7 @@ final class Supervised {
     long gen;
     ProxyLauncher.Started started;
     synchronized (this) {
-      if (g.on(new Lifecycle.Event.Launch()).isEmpty()) {
+      if (on(new Lifecycle.Event.Launch()).isEmpty()) {
         throw new ProxyStartException(
             Reason.UNAVAILABLE, "proxy on port " + port() + " is being stopped");
       }
@@ -116,7 +121,7 @@ final class Supervised {
         g.set(spawned.record());
         started = spawned.started();
       } catch (ProxyStartException e) {
-        g.on(new Lifecycle.Event.LaunchFailed());
+        on(new Lifecycle.Event.LaunchFailed());
         throw e;
       }
       health.reset();
@@ -127,12 +132,12 @@ final class Supervised {
     }
     switch (ProxyLaunch.await(ctx, started, record().startTicks(), controlSocket())) {
       case ProxyLaunch.Outcome.Ready r -> {
-        g.on(new Lifecycle.Event.Ready(gen)); // refused when a stop came first: the stop wins
+        on(new Lifecycle.Event.Ready(gen)); // refused when a stop came first: the stop wins
         LOG.info("proxy for port {} is up (pid {})", port(), started.pid());
       }
       case ProxyLaunch.Outcome.Exited x -> throw startFailure(gen, x.code());
       case ProxyLaunch.Outcome.TimedOut t -> {
-        g.on(new Lifecycle.Event.StartTimedOut(gen));
+        on(new Lifecycle.Event.StartTimedOut(gen));
         ctx.processes().signal(started.pid(), true);
         throw new ProxyStartException(
             Reason.FAILED,
@@ -150,7 +155,7 @@ final class Supervised {
     synchronized (this) {
       // the caller handles this failure (ensure forgets the proxy, restart() backs off); the
       // process's own onExit, which may run after this, is refused as an earlier process's
-      if (!g.on(new Lifecycle.Event.StartFailed(gen)).isEmpty()) {
+      if (!on(new Lifecycle.Event.StartFailed(gen)).isEmpty()) {
         proc.ended(exit, g.record().key(), g.record().port());
       }
     }
@@ -165,7 +170,7 @@ final class Supervised {
   void exited(long gen, int exitCode) {
     synchronized (this) {
       Optional<List<Lifecycle.Action>> step =
-          g.on(new Lifecycle.Event.Exited(gen, g.record().wanted(), ctx.owner().closed()));
+          on(new Lifecycle.Event.Exited(gen, g.record().wanted(), ctx.owner().closed()));
       // refused: a stop, a start in progress (handled by its wait), an old incarnation, or a
       // closed supervisor, whose proxies the next one adopts (and may have stopped and removed
       // by now: a last exit written here would be a file nobody removes; TakeoverIT)
@@ -188,7 +193,7 @@ final class Supervised {
   private void scheduleRestart(String why) {
     long gen = life.generation();
     if (restarts.schedule(proc.startedAt(), port(), () -> restart(gen, why))
-        && g.on(new Lifecycle.Event.CrashLoop()).isPresent()) {
+        && on(new Lifecycle.Event.CrashLoop()).isPresent()) {
       LOG.error(
           "proxy for port {} is crash-looping ({} quick exits; last: {})",
           port(),
@@ -200,7 +205,7 @@ final class Supervised {
 
   private void restart(long gen, String why) {
     synchronized (this) {
-      if (g.on(new Lifecycle.Event.RestartDue(gen)).isEmpty()) {
+      if (on(new Lifecycle.Event.RestartDue(gen)).isEmpty()) {
         return;
       }
       g.set(g.record().restarted());
@@ -216,7 +221,7 @@ final class Supervised {
       }
       LOG.error("restart of proxy for port {} failed: {}", port(), e.getMessage());
       synchronized (this) {
-        if (!g.on(new Lifecycle.Event.RetryLater(g.record().wanted())).isEmpty()) {
+        if (!on(new Lifecycle.Event.RetryLater(g.record().wanted())).isEmpty()) {
           scheduleRestart(e.getMessage());
         }
       }
@@ -227,7 +232,7 @@ final class Supervised {
   void restartNow(String why) {
     long gen;
     synchronized (this) {
-      if (g.on(new Lifecycle.Event.RestartNow()).isEmpty()) {
+      if (on(new Lifecycle.Event.RestartNow()).isEmpty()) {
         return;
       }
       gen = life.generation();
@@ -282,7 +287,7 @@ final class Supervised {
     long ticks;
     Optional<Process> ours;
     synchronized (this) {
-      g.on(new Lifecycle.Event.Stop());
+      on(new Lifecycle.Event.Stop());
       restarts.cancel();
       pid = g.record().pid();
       ticks = g.record().startTicks();
@@ -290,7 +295,7 @@ final class Supervised {
     }
     boolean wasAlive = ProxyProcess.terminate(ctx, pid, ticks, ours);
     synchronized (this) {
-      g.on(new Lifecycle.Event.Stopped());
+      on(new Lifecycle.Event.Stopped());
       g.set(g.record().withProcess(0, 0, g.record().cgroup()));
     }
     if (wasAlive) {
@@ -384,7 +389,7 @@ final class Supervised {
     if (life.crashLooping()
         && proc.startedAt() != null
         && Duration.between(proc.startedAt(), now).compareTo(ctx.config().backoffReset()) >= 0
-        && !g.on(new Lifecycle.Event.Healthy()).isEmpty()) {
+        && !on(new Lifecycle.Event.Healthy()).isEmpty()) {
       LOG.info(
           "proxy for port {} has been healthy for {} s; no longer crash-looping",
           port(),
