@@ -12,10 +12,15 @@ from nfslab import ROOT, test_classpath  # noqa: E402
 JAVA = os.path.join(os.environ.get("JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64"), "bin", "java")
 
 
-def main():
+def run(main_class, args):
+    """Runs main_class of integration-tests' test classes against the packaged distribution."""
     dist = os.path.join(ROOT, "dist", "target", "efs-csi")
-    sys.exit(subprocess.run([JAVA, "-Defscsi.dist.dir=" + dist, "-cp", test_classpath(),
-                             "io.efscsi.it.NodeBench"] + sys.argv[1:]).returncode)
+    return subprocess.run([JAVA, "-Defscsi.dist.dir=" + dist, "-cp", test_classpath(),
+                           main_class] + args).returncode
+
+
+def main():
+    sys.exit(run("io.efscsi.it.NodeBench", sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -5,18 +5,14 @@ and 50 volumes x 1 and 5 pods per volume, PSS summed, beside the Go driver's mem
 cells computed from its published per-process figures (upstream #1640). Prints one line per cell
 and then the table kept in docs/node.md. Runs io.efscsi.it.NodeMemoryTable from the test classes.
 Usage: benchmarks/node_memory.py [settle-seconds]   (after ./mvnw -DskipTests install, as root)"""
-import os, subprocess, sys
+import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nfslab import ROOT, test_classpath  # noqa: E402
-
-JAVA = os.path.join(os.environ.get("JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64"), "bin", "java")
+from node import run  # noqa: E402
 
 
 def main():
-    dist = os.path.join(ROOT, "dist", "target", "efs-csi")
-    sys.exit(subprocess.run([JAVA, "-Defscsi.dist.dir=" + dist, "-cp", test_classpath(),
-                             "io.efscsi.it.NodeMemoryTable"] + sys.argv[1:]).returncode)
+    sys.exit(run("io.efscsi.it.NodeMemoryTable", sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -61,15 +61,8 @@ public final class NodeBench {
     double window = args.length > 1 ? Double.parseDouble(args[1]) : 20;
     Path tmp = Files.createTempDirectory("efscsi-node-bench");
     try (NfsLab lab = new NfsLab(tmp.resolve("lab"), 1)) {
-      Path script = tmp.resolve("fake-nfs-mount");
-      try (var in = NodeBench.class.getResourceAsStream("/fake-nfs-mount")) {
-        Files.write(script, in.readAllBytes());
-      }
-      Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
-      Map<String, String> env = new HashMap<>(PackagedDriver.cleanEnv());
-      env.put("FAKE_NFS_LOG", tmp.resolve("mounts.log").toString());
-      env.put("CSI_NODE_NAME", "bench-node");
-      env.put("AWS_REGION", "us-east-1");
+      Path script = fakeMount(tmp);
+      Map<String, String> env = pluginEnv(tmp, "bench-node");
       String range = SupervisorIT.freeRange(VOLUME_STEPS[VOLUME_STEPS.length - 1] + 16);
       // each part with a plugin of its own, so that one part's heap growth is not the next's
       List<Part> parts = List.of(b -> b.stageTimes(stages), NodeBench::pods, NodeBench::volumes);
@@ -108,6 +101,25 @@ public final class NodeBench {
     } finally {
       HostCleanup.deleteTree(tmp);
     }
+  }
+
+  /** The stand-in for mount.nfs4 (this kernel has no NFS client), written into {@code dir}. */
+  static Path fakeMount(Path dir) throws IOException {
+    Path script = dir.resolve("fake-nfs-mount");
+    try (var in = NodeBench.class.getResourceAsStream("/fake-nfs-mount")) {
+      Files.write(script, in.readAllBytes());
+    }
+    Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+    return script;
+  }
+
+  /** A benchmark plugin's environment: no AWS settings, node {@code node}, the stand-in's log. */
+  static Map<String, String> pluginEnv(Path dir, String node) {
+    Map<String, String> env = new HashMap<>(PackagedDriver.cleanEnv());
+    env.put("FAKE_NFS_LOG", dir.resolve("mounts.log").toString());
+    env.put("CSI_NODE_NAME", node);
+    env.put("AWS_REGION", "us-east-1");
+    return env;
   }
 
   /** NodeStage of a new volume each time (a new key, so a new proxy), then unstage. */

@@ -6,10 +6,8 @@ import io.efscsi.csi.v1.ProbeRequest;
 import io.efscsi.csi.v1.VolumeCapability;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -64,15 +62,8 @@ public final class NodeMemoryTable {
     Path tmp = Files.createTempDirectory("efscsi-node-memory");
     List<Cell> cells = new ArrayList<>();
     try (NfsLab lab = new NfsLab(tmp.resolve("lab"), 1)) {
-      Path script = tmp.resolve("fake-nfs-mount");
-      try (var in = NodeMemoryTable.class.getResourceAsStream("/fake-nfs-mount")) {
-        Files.write(script, in.readAllBytes());
-      }
-      Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
-      Map<String, String> env = new HashMap<>(PackagedDriver.cleanEnv());
-      env.put("FAKE_NFS_LOG", tmp.resolve("mounts.log").toString());
-      env.put("CSI_NODE_NAME", "memory-node");
-      env.put("AWS_REGION", "us-east-1");
+      Path script = NodeBench.fakeMount(tmp);
+      Map<String, String> env = NodeBench.pluginEnv(tmp, "memory-node");
       String range = SupervisorIT.freeRange(VOLUMES[VOLUMES.length - 1] + 8);
       VolumeCapability cap =
           NodePlugins.mountCap(
