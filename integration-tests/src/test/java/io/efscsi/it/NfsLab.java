@@ -35,6 +35,8 @@ final class NfsLab implements AutoCloseable {
   NfsLab(Path dir, int fileMiB) throws Exception {
     for (String tool : List.of("stunnel", "nfs-cp", "nfs-ls", "openssl", "keytool")) {
       if (which(tool) == null) {
+        HostCleanup.deleteTree(
+            dir); // the caller's fresh temp dir: a lab that cannot start leaves none
         throw new IllegalStateException(
             tool + " is not installed: run scripts/test, which installs the NFS test stack");
       }
