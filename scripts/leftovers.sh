@@ -10,5 +10,8 @@ leftovers() {
   pgrep -af 'io\.efscsi\.(proxy\.ProxyMain|launcher\.Main)|ganesha\.nfsd|stunnel|qemu-system|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet --config|containerd --config /tmp/efs-csi|etcd --name=efs-csi' | sed 's/^/process: /'
   # the node DaemonSet's efs-utils hostPaths (the cluster suite installs the chart)
   ls -d /var/run/efs /var/amazon/efs /etc/amazon/efs 2>/dev/null | sed 's/^/hostpath: /'
+  # the test cluster's API server address on lo and its pod network's bridge
+  ip -o addr show dev lo 2>/dev/null | awk '$4 ~ /^198\.18\./ { print "address: " $4 }'
+  ip -o link show type bridge 2>/dev/null | awk -F': ' '$2 ~ /^efscsi/ { print "bridge: " $2 }'
   true
 }

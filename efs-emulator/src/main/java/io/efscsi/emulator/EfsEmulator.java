@@ -62,8 +62,15 @@ public final class EfsEmulator implements AutoCloseable {
 
   /** Starts on 127.0.0.1 and the given port (0 = ephemeral). */
   public static EfsEmulator start(int port) throws IOException {
-    HttpServer server =
-        HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 512);
+    return start(InetAddress.getLoopbackAddress(), port);
+  }
+
+  /**
+   * Starts on {@code address} and {@code port} (0 = ephemeral): a test cluster's pods on a pod
+   * network reach it at an address of the host's other than 127.0.0.1.
+   */
+  public static EfsEmulator start(InetAddress address, int port) throws IOException {
+    HttpServer server = HttpServer.create(new InetSocketAddress(address, port), 512);
     EfsEmulator emulator = new EfsEmulator(server);
     server.createContext("/", emulator::handle);
     server.setExecutor(emulator.executor);
@@ -73,7 +80,8 @@ public final class EfsEmulator implements AutoCloseable {
 
   /** The base URL, for AWS_ENDPOINT_URL_EFS and AWS_ENDPOINT_URL_STS. */
   public URI endpoint() {
-    return URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+    InetSocketAddress a = server.getAddress();
+    return URI.create("http://" + a.getAddress().getHostAddress() + ":" + a.getPort());
   }
 
   public Faults faults() {
@@ -142,6 +150,11 @@ public final class EfsEmulator implements AutoCloseable {
 
   public synchronized int accessPointCount(String fileSystemId) {
     return state.accessPointCount(fileSystemId);
+  }
+
+  /** Every access point of the file system, as DescribeAccessPoints answers them. */
+  public synchronized java.util.List<Map<String, Object>> accessPoints(String fileSystemId) {
+    return state.accessPoints(fileSystemId).stream().map(EfsApi::toMap).toList();
   }
 
   /** Creates an access point directly (no HTTP, no faults), for seeding. */

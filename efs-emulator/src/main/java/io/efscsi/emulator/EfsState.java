@@ -205,6 +205,11 @@ final class EfsState {
     return fs == null ? 0 : fs.accessPoints.size();
   }
 
+  List<AccessPoint> accessPoints(String fileSystemId) {
+    FileSystem fs = fileSystems.get(fileSystemId);
+    return fs == null ? List.of() : List.copyOf(fs.accessPoints.values());
+  }
+
   static String hex(int n) {
     StringBuilder b = new StringBuilder(n);
     ThreadLocalRandom r = ThreadLocalRandom.current();

@@ -26,7 +26,11 @@ public final class ClusterClassOrder implements ClassOrderer {
 
   /** The classes on the shared cluster, in the order they run. */
   static final List<Class<?>> SHARED =
-      List.of(ClusterDriverIT.class, ClusterRunbookIT.class, ClusterRemovalIT.class);
+      List.of(
+          ClusterDriverIT.class,
+          ClusterRunbookIT.class,
+          ClusterFaultsIT.class,
+          ClusterRemovalIT.class);
 
   @Override
   public void orderClasses(ClassOrdererContext context) {

@@ -56,7 +56,20 @@ final class ClusterDriver implements AutoCloseable {
   /** The test class this cluster is for (the time table's rows name it). */
   final String owner;
 
-  private ClusterDriver(Shared shared, Path work, String owner) {
+  /** The chart values this class installs with. */
+  private final java.util.function.Function<ClusterDriver, String> values;
+
+  /** How many controller replicas those values run. */
+  final int controllers;
+
+  private ClusterDriver(
+      Shared shared,
+      Path work,
+      String owner,
+      java.util.function.Function<ClusterDriver, String> values,
+      int controllers) {
+    this.values = values;
+    this.controllers = controllers;
     this.cluster = shared.cluster;
     this.admin = shared.admin;
     this.lab = shared.lab;
@@ -130,12 +143,28 @@ final class ClusterDriver implements AutoCloseable {
    * {@link #close}.
    */
   static synchronized ClusterDriver start(String owner) throws Exception {
+    return start(owner, d -> ClusterDriverSupport.values(d, false, false), 1);
+  }
+
+  /**
+   * {@link #start(String)} with the chart values {@code values} makes, which run {@code
+   * controllers} controller replicas.
+   */
+  static synchronized ClusterDriver start(
+      String owner, java.util.function.Function<ClusterDriver, String> values, int controllers)
+      throws Exception {
     if (shared == null) {
       shared = startShared(owner);
     }
     ClusterDriver d;
     try {
-      d = new ClusterDriver(shared, Files.createTempDirectory("efscsi-cluster-driver"), owner);
+      d =
+          new ClusterDriver(
+              shared,
+              Files.createTempDirectory("efscsi-cluster-driver"),
+              owner,
+              values,
+              controllers);
     } catch (IOException | RuntimeException e) {
       closeShared(e);
       throw e;
@@ -162,7 +191,8 @@ final class ClusterDriver implements AutoCloseable {
       ClusterImages.importInto(s.cluster, s.work);
       TestTimes.since("images imported", owner, t1, "");
       s.lab = new NfsLab(Files.createDirectories(s.work.resolve("lab")), 1);
-      s.efs = EfsEmulator.start();
+      // on the API server's address: the controller's pods on the pod network reach it there
+      s.efs = EfsEmulator.start(java.net.InetAddress.getByName(s.cluster.apiHost()), 0);
       s.fsId = s.efs.createFileSystem();
       s.efs.addMountTarget(s.fsId, Cluster.ZONE, "127.0.0.1");
       String name = s.fsId + ".efs.us-east-1.amazonaws.com";
@@ -230,8 +260,8 @@ final class ClusterDriver implements AutoCloseable {
     }
     helm = new ClusterHelm(cluster, work);
     // docs/install.md's command, the values file an operator on this cluster would write
-    helm.install(ClusterDriverSupport.values(this, false));
-    ClusterDriverSupport.awaitDriverReady(admin);
+    helm.install(values.apply(this));
+    ClusterDriverSupport.awaitDriverReady(admin, controllers);
     phase("chart installed and ready", t1);
   }
 

@@ -65,24 +65,7 @@ class ClusterDriverIT extends ClusterDriverFixture {
   @Test
   @Order(2)
   void aClaimIsProvisionedWrittenByOnePodAndReadByAnother() throws Exception {
-    d.admin
-        .persistentVolumeClaims()
-        .inNamespace("default")
-        .resource(
-            new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
-                .withNewMetadata()
-                .withName("data")
-                .endMetadata()
-                .withNewSpec()
-                .withAccessModes("ReadWriteMany")
-                .withStorageClassName("efs-sc")
-                .withNewResources()
-                .withRequests(
-                    Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity("5Gi")))
-                .endResources()
-                .endSpec()
-                .build())
-        .create();
+    d.admin.resource(ClusterDriverSupport.claim("data", Map.of(), "5Gi")).create();
     var pvc =
         d.admin
             .persistentVolumeClaims()

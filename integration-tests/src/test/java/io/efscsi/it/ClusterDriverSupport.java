@@ -20,8 +20,12 @@ final class ClusterDriverSupport {
 
   private ClusterDriverSupport() {}
 
-  /** The values an operator on this cluster would write; node metrics on or off. */
-  static String values(ClusterDriver d, boolean metrics) {
+  /**
+   * The values an operator on this cluster would write; node metrics on or off; the controller as
+   * the chart's defaults run it (two replicas on the pod network) or one replica on the host
+   * network.
+   */
+  static String values(ClusterDriver d, boolean metrics, boolean chartController) {
     String env =
         """
             - {name: AWS_REGION, value: us-east-1}
@@ -41,8 +45,7 @@ final class ClusterDriverSupport {
       csiProvisioner: {image: {repository: efs-csi-test/csi-provisioner, tag: it, pullPolicy: Never}}
       csiResizer: {image: {repository: efs-csi-test/csi-resizer, tag: it, pullPolicy: Never}}
     controller:
-      replicaCount: 1
-      hostNetwork: true
+    %8$s
       env:
     %1$s
     node:
@@ -74,7 +77,10 @@ final class ClusterDriverSupport {
             d.tlsPort,
             d.work.resolve("state"),
             d.fsId,
-            metrics);
+            metrics,
+            chartController
+                ? "  # the chart's defaults: two replicas on the pod network"
+                : "  replicaCount: 1\n  hostNetwork: true");
   }
 
   /** The processes whose command line (/proc/PID/cmdline) holds every one of {@code parts}. */
@@ -139,6 +145,26 @@ final class ClusterDriverSupport {
       out.append(e).append('\n');
     }
     return out.toString();
+  }
+
+  /** A claim of efs-sc in namespace default, of {@code size}, with {@code labels}. */
+  static io.fabric8.kubernetes.api.model.PersistentVolumeClaim claim(
+      String name, java.util.Map<String, String> labels, String size) {
+    return new io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace("default")
+        .withLabels(labels)
+        .endMetadata()
+        .withNewSpec()
+        .withAccessModes("ReadWriteMany")
+        .withStorageClassName("efs-sc")
+        .withNewResources()
+        .withRequests(
+            java.util.Map.of("storage", new io.fabric8.kubernetes.api.model.Quantity(size)))
+        .endResources()
+        .endSpec()
+        .build();
   }
 
   /** A busybox pod on the host network running {@code script} with {@code claim} at /data. */
@@ -213,6 +239,13 @@ final class ClusterDriverSupport {
 
   /** Until the node DaemonSet and the controller Deployment each have one ready pod. */
   static void awaitDriverReady(KubernetesClient admin) {
+    awaitDriverReady(admin, 1);
+  }
+
+  /**
+   * Until the node DaemonSet has one ready pod and the controller Deployment {@code controllers}.
+   */
+  static void awaitDriverReady(KubernetesClient admin, int controllers) {
     admin
         .apps()
         .daemonSets()
@@ -234,7 +267,7 @@ final class ClusterDriverSupport {
             d ->
                 d != null
                     && d.getStatus() != null
-                    && Integer.valueOf(1).equals(d.getStatus().getReadyReplicas()),
+                    && Integer.valueOf(controllers).equals(d.getStatus().getReadyReplicas()),
             180,
             TimeUnit.SECONDS);
   }

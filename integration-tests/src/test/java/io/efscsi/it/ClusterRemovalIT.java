@@ -106,7 +106,7 @@ class ClusterRemovalIT extends ClusterDriverFixture {
   @Order(3)
   void theAddOnsObjectsAreAdoptedByHelmAsMigrationSays() throws Exception {
     Path values = d.work.resolve("addon-values.yaml");
-    Files.writeString(values, ClusterDriverSupport.values(d, false));
+    Files.writeString(values, ClusterDriverSupport.values(d, false, false));
     d.ok(
         ClusterHelm.HELM
             + " template "

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,7 +42,7 @@ class ClusterRunbookIT extends ClusterDriverFixture {
   @Test
   @Order(1)
   void theInstallCommandUpgradesTheReleaseInPlace() throws Exception {
-    d.helm.install(ClusterDriverSupport.values(d, true));
+    d.helm.install(ClusterDriverSupport.values(d, true, false));
     // install.md's two rollout lines: each waits for its workload's roll
     for (DocCommands.Line l :
         DocCommands.block("install.md", "kubectl -n kube-system rollout status").subList(1, 3)) {
@@ -68,23 +66,7 @@ class ClusterRunbookIT extends ClusterDriverFixture {
     assertTrue(args.contains("--metrics-auth=kubernetes"), args);
     var history = d.ok("helm -n kube-system history " + ClusterDriver.RELEASE);
     assertTrue(history.output().lines().count() >= 3, "install and upgrades: " + history);
-    d.admin
-        .persistentVolumeClaims()
-        .inNamespace("default")
-        .resource(
-            new PersistentVolumeClaimBuilder()
-                .withNewMetadata()
-                .withName("runbook")
-                .endMetadata()
-                .withNewSpec()
-                .withAccessModes("ReadWriteMany")
-                .withStorageClassName("efs-sc")
-                .withNewResources()
-                .withRequests(Map.of("storage", new Quantity("1Gi")))
-                .endResources()
-                .endSpec()
-                .build())
-        .create();
+    d.admin.resource(ClusterDriverSupport.claim("runbook", Map.of(), "1Gi")).create();
     d.runPod("runbook", "runbook", "echo runbook > /data/runbook && sleep 3600");
     d.awaitLog("runbook", "");
     assertEquals("runbook\n", d.execIn("runbook", "/bin/cat", "/data/runbook"));

@@ -12,13 +12,15 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A one-node Kubernetes cluster on 127.0.0.1: the {@link ControlPlane} plus the controller-manager,
+ * A one-node Kubernetes cluster on this host: the {@link ControlPlane} plus the controller-manager,
  * the scheduler, containerd (Debian's, with its own socket, root and state under the cluster's
- * directory, runc, the loopback CNI plugin) and a kubelet (cgroupfs, webhook authentication and
- * authorisation, node {@value ControlPlane#NODE_NAME} with an EKS-style provider id and zone
- * label). Images come from docker-archive tarballs ({@link #importImage}); nothing is pulled. Pods
- * run on the host network (no pod network is set up). {@link #close()} removes every container,
- * stops every process and removes the directory, mounts included.
+ * directory, runc, a bridge pod network of the CNI plugins) and a kubelet (cgroupfs, webhook
+ * authentication and authorisation, node {@value ControlPlane#NODE_NAME} with an EKS-style provider
+ * id and zone label). Images come from docker-archive tarballs ({@link #importImage}); nothing is
+ * pulled. Pods on the pod network reach the host's addresses (the API server's, the kubernetes
+ * Service's) but nothing beyond the host; the suites' pods and the node plugin run on the host
+ * network. {@link #close()} removes every container, stops every process and removes the directory,
+ * mounts included.
  */
 public final class Cluster extends ControlPlane {
 
@@ -33,6 +35,9 @@ public final class Cluster extends ControlPlane {
 
   /** The controller-manager, the scheduler and the kubelet: stopped before the containers go. */
   private final List<Process> nodeSide = new ArrayList<>();
+
+  private List<String> kubeletCommand;
+  private Process kubelet;
 
   private Cluster(Path dir) {
     super(dir);
@@ -58,6 +63,11 @@ public final class Cluster extends ControlPlane {
       c.close();
       throw e;
     }
+  }
+
+  /** The pod network's bridge (removed with the cluster). */
+  private String bridge() {
+    return "efscsi" + subnet;
   }
 
   /** The kubelet's root directory (the chart's {@code node.kubeletPath}). */
@@ -123,9 +133,20 @@ public final class Cluster extends ControlPlane {
   private void startContainerd() throws IOException, InterruptedException {
     Path cd = Files.createDirectories(dir.resolve("containerd"));
     Path cni = Files.createDirectories(dir.resolve("cni"));
+    // the pod network: a bridge on the host with a /24 of its own (the API server's address and
+    // the emulator's are host addresses, reached through the bridge's gateway); no NAT, no
+    // kube-proxy. Pods on the host network (the node plugin, the suites' pods) do not use it; the
+    // controller's pods do, as the chart's default (hostNetwork: false) has them.
     Files.writeString(
-        cni.resolve("10-loopback.conf"),
-        "{\"cniVersion\": \"0.4.0\", \"name\": \"lo\", \"type\": \"loopback\"}\n");
+        cni.resolve("10-efs-csi.conflist"),
+        """
+        {"cniVersion": "0.4.0", "name": "efs-csi-test", "plugins": [{
+          "type": "bridge", "bridge": "%s", "isGateway": true, "ipMasq": false,
+          "ipam": {"type": "host-local", "dataDir": "%s",
+                   "ranges": [[{"subnet": "198.19.%d.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}]}
+        }]}
+        """
+            .formatted(bridge(), dir.resolve("cni-ipam"), subnet));
     Files.writeString(
         cd.resolve("config.toml"),
         """
@@ -200,18 +221,56 @@ public final class Cluster extends ControlPlane {
         nodeStatusUpdateFrequency: 5s
         """
             .formatted(dir, port, ZONE, INSTANCE_ID, CGROUP_ROOT));
-    nodeSide.add(
-        run(
-            "kubelet",
-            List.of(
-                KubeBinaries.dir().resolve("kubelet").toString(),
-                "--config=" + config,
-                "--container-runtime-endpoint=unix://" + containerdSocket(),
-                "--kubeconfig=" + kubeconfig("node", NODE_TOKEN),
-                "--root-dir=" + kubeletDir(),
-                "--hostname-override=" + NODE_NAME,
-                "--node-labels=topology.kubernetes.io/zone=" + ZONE,
-                "--v=1")));
+    kubeletCommand =
+        List.of(
+            KubeBinaries.dir().resolve("kubelet").toString(),
+            "--config=" + config,
+            "--container-runtime-endpoint=unix://" + containerdSocket(),
+            "--kubeconfig=" + kubeconfig("node", NODE_TOKEN),
+            "--root-dir=" + kubeletDir(),
+            "--hostname-override=" + NODE_NAME,
+            "--node-labels=topology.kubernetes.io/zone=" + ZONE,
+            "--v=1");
+    kubelet = run("kubelet", kubeletCommand);
+    nodeSide.add(kubelet);
+  }
+
+  /**
+   * Restarts the kubelet as {@code systemctl restart kubelet} does (SIGTERM, then the same command
+   * line): the containers it runs stay, and it finds them again. Returns once the new one is
+   * started (not yet serving). Its log goes on in kubelet.log.
+   */
+  public synchronized void restartKubelet() throws IOException, InterruptedException {
+    Process old = kubelet;
+    old.destroy();
+    if (!old.waitFor(15, TimeUnit.SECONDS)) {
+      old.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+    nodeSide.remove(old);
+    kubelet =
+        new ProcessBuilder(kubeletCommand)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("kubelet.log").toFile()))
+            .start();
+    nodeSide.add(kubelet);
+  }
+
+  /** The running kubelet's pid. */
+  public long kubeletPid() {
+    return kubelet.pid();
+  }
+
+  /**
+   * SIGKILLs the task of a container ({@code containerd://<id>} or the bare id, as a pod's status
+   * names it), as the kernel's OOM killer or a node's {@code kill -9} would.
+   */
+  public void killContainer(String containerId) throws IOException, InterruptedException {
+    String id = containerId.replaceFirst("^containerd://", "");
+    Images.Result r = ctr(30, "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", id);
+    if (r.exit() != 0) {
+      throw new IOException("cannot kill container " + id + ": " + r.output());
+    }
   }
 
   /** The kubelet's cgroupRoot must exist in every hierarchy (cpuset's with its parent's cpus). */
@@ -326,6 +385,16 @@ public final class Cluster extends ControlPlane {
       Images.exec(60, List.of("umount", "-l", dir.toString()));
     } catch (IOException e) {
       System.err.println("cannot unmount " + dir + ": " + e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    try {
+      Images.Result r = ip("link", "del", bridge());
+      if (r.exit() != 0 && !r.output().contains("Cannot find device")) {
+        System.err.println("cannot remove the bridge " + bridge() + ": " + r.output());
+      }
+    } catch (IOException e) {
+      System.err.println("cannot remove the bridge " + bridge() + ": " + e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

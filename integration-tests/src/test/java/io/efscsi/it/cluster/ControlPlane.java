@@ -48,6 +48,12 @@ public class ControlPlane implements AutoCloseable {
   final List<Process> processes = new ArrayList<>();
   private int apiPort;
   private String apiHost;
+
+  /** The third byte of the API server's address, 198.18.subnet.1 (and of the pod network's). */
+  int subnet;
+
+  private List<String> apiServerCommand;
+  private Process apiServer;
   private SSLContext trust;
 
   /** Starts etcd and the API server and waits until the API server is ready. */
@@ -69,12 +75,24 @@ public class ControlPlane implements AutoCloseable {
   void startControlPlane() throws IOException, InterruptedException {
     Path bin = KubeBinaries.dir();
     // The kubernetes Service's address is what kubelet gives pods (KUBERNETES_SERVICE_HOST); with
-    // no
-    // kube-proxy, the API server itself listens there: the first address of a loopback /24 picked
-    // at random (two clusters never collide), port 443 as the Service says.
+    // no kube-proxy, the API server itself listens there: the first address of a /24 of the
+    // benchmarking range (RFC 2544, on no real network) picked at random (two clusters never
+    // collide), added to lo, port 443 as the Service says. Not 127/8: a pod on the pod network
+    // ({@link Cluster}) reaches a host address through its bridge, but never the host's loopback.
     java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
-    String net = "127." + r.nextInt(10, 250) + "." + r.nextInt(0, 250) + ".";
-    apiHost = net + "1";
+    for (int attempt = 1; ; attempt++) {
+      subnet = r.nextInt(0, 256);
+      apiHost = "198.18." + subnet + ".1";
+      Images.Result added = ip("addr", "add", apiHost + "/32", "dev", "lo");
+      if (added.exit() == 0) {
+        break;
+      }
+      apiHost = null;
+      if (attempt >= 5) {
+        throw new IOException("cannot add an address for the API server to lo: " + added.output());
+      }
+    }
+    String net = "198.18." + subnet + ".";
     Pki.make(dir, apiHost);
     Files.writeString(
         dir.resolve("tokens.csv"),
@@ -101,32 +119,32 @@ public class ControlPlane implements AutoCloseable {
                 "--initial-advertise-peer-urls=http://127.0.0.1:" + peerPort,
                 "--initial-cluster=efs-csi-test=http://127.0.0.1:" + peerPort,
                 "--quota-backend-bytes=1073741824")));
-    processes.add(
-        run(
-            "kube-apiserver",
-            List.of(
-                bin.resolve("kube-apiserver").toString(),
-                "--etcd-servers=http://127.0.0.1:" + etcdPort,
-                "--bind-address=" + apiHost,
-                "--advertise-address=" + apiHost,
-                "--secure-port=" + apiPort,
-                "--tls-cert-file=" + dir.resolve("apiserver.crt"),
-                "--tls-private-key-file=" + dir.resolve("apiserver.key"),
-                "--client-ca-file=" + dir.resolve("ca.crt"),
-                "--token-auth-file=" + dir.resolve("tokens.csv"),
-                "--authorization-mode=Node,RBAC",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                "--service-account-key-file=" + dir.resolve("sa.pub"),
-                "--service-account-signing-key-file=" + dir.resolve("sa.key"),
-                "--api-audiences=https://kubernetes.default.svc.cluster.local",
-                "--service-cluster-ip-range=" + net + "0/24",
-                "--endpoint-reconciler-type=none",
-                "--allow-privileged=true",
-                "--enable-priority-and-fairness=false",
-                "--profiling=false",
-                "--kubelet-client-certificate=" + dir.resolve("admin.crt"),
-                "--kubelet-client-key=" + dir.resolve("admin.key"),
-                "--v=1")));
+    apiServerCommand =
+        List.of(
+            bin.resolve("kube-apiserver").toString(),
+            "--etcd-servers=http://127.0.0.1:" + etcdPort,
+            "--bind-address=" + apiHost,
+            "--advertise-address=" + apiHost,
+            "--secure-port=" + apiPort,
+            "--tls-cert-file=" + dir.resolve("apiserver.crt"),
+            "--tls-private-key-file=" + dir.resolve("apiserver.key"),
+            "--client-ca-file=" + dir.resolve("ca.crt"),
+            "--token-auth-file=" + dir.resolve("tokens.csv"),
+            "--authorization-mode=Node,RBAC",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            "--service-account-key-file=" + dir.resolve("sa.pub"),
+            "--service-account-signing-key-file=" + dir.resolve("sa.key"),
+            "--api-audiences=https://kubernetes.default.svc.cluster.local",
+            "--service-cluster-ip-range=" + net + "0/24",
+            "--endpoint-reconciler-type=none",
+            "--allow-privileged=true",
+            "--enable-priority-and-fairness=false",
+            "--profiling=false",
+            "--kubelet-client-certificate=" + dir.resolve("admin.crt"),
+            "--kubelet-client-key=" + dir.resolve("admin.key"),
+            "--v=1");
+    apiServer = run("kube-apiserver", apiServerCommand);
+    processes.add(apiServer);
     trust = trusting(dir.resolve("ca.crt"));
     awaitReady(Duration.ofSeconds(90));
     kubeconfig("admin", ADMIN_TOKEN);
@@ -140,6 +158,40 @@ public class ControlPlane implements AutoCloseable {
   /** The API server's address, also the kubernetes Service's (what pods are told). */
   public String apiHost() {
     return apiHost;
+  }
+
+  /**
+   * Stops the API server (SIGTERM, as a control plane upgrade replaces it; SIGKILL after 15 s):
+   * etcd and every other process stay. {@link #startApiServer} brings it back on the same address,
+   * port and data.
+   */
+  public synchronized void stopApiServer() throws InterruptedException {
+    Process p = apiServer;
+    if (p == null || !p.isAlive()) {
+      throw new IllegalStateException("the API server is not running");
+    }
+    p.destroy();
+    if (!p.waitFor(15, TimeUnit.SECONDS)) {
+      p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+    processes.remove(p);
+  }
+
+  /** Starts the API server stopped by {@link #stopApiServer} and waits until it is ready. */
+  public synchronized void startApiServer() throws IOException, InterruptedException {
+    if (apiServer != null && apiServer.isAlive()) {
+      throw new IllegalStateException("the API server is running");
+    }
+    // its log goes on where the first one ended
+    apiServer =
+        new ProcessBuilder(apiServerCommand)
+            .directory(dir.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(
+                ProcessBuilder.Redirect.appendTo(dir.resolve("kube-apiserver.log").toFile()))
+            .start();
+    processes.add(apiServer);
+    awaitReady(Duration.ofSeconds(90));
   }
 
   /** This cluster's directory (certificates, logs, etcd's data). */
@@ -301,6 +353,7 @@ public class ControlPlane implements AutoCloseable {
       return;
     }
     stopProcesses();
+    removeApiAddress();
     try {
       io.efscsi.it.HostCleanup.deleteTree(dir);
     } catch (IOException e) {
@@ -308,6 +361,30 @@ public class ControlPlane implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** Removes the API server's address from lo (once its processes are stopped). */
+  void removeApiAddress() {
+    if (apiHost == null) {
+      return;
+    }
+    try {
+      Images.Result r = ip("addr", "del", apiHost + "/32", "dev", "lo");
+      if (r.exit() != 0) {
+        System.err.println("cannot remove " + apiHost + " from lo: " + r.output());
+      }
+      apiHost = null;
+    } catch (IOException e) {
+      System.err.println("cannot remove " + apiHost + " from lo: " + e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  static Images.Result ip(String... args) throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>(List.of("ip"));
+    command.addAll(List.of(args));
+    return Images.exec(30, command);
   }
 
   /** SIGTERM to each process, the last started first; SIGKILL after 15 s. */
