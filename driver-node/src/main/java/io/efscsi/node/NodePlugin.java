@@ -96,6 +96,13 @@ public final class NodePlugin implements Plugin {
   private Thread starter;
   private volatile NotReadyTaintRemover taint;
   private volatile ScheduledExecutorService takeoverTimer;
+
+  /** Posts the events the API server could not take when they happened ({@link PodEvents}). */
+  private volatile ScheduledExecutorService eventRetry;
+
+  /** How often events that wait for the API server are tried again. */
+  private static final Duration EVENT_RETRY = Duration.ofSeconds(5);
+
   private volatile AutoCloseable volumeMetrics;
 
   /**
@@ -216,6 +223,23 @@ public final class NodePlugin implements Plugin {
   @Override
   public void start(Readiness readiness) {
     readiness.add(new StateDirCheck(options.stateDir()));
+    events.ifPresent(e -> {
+      ScheduledExecutorService retry =
+          Executors.newSingleThreadScheduledExecutor(
+              Thread.ofPlatform().name("event-retry").daemon().factory());
+      retry.scheduleWithFixedDelay(
+          () -> {
+            try {
+              e.flush();
+            } catch (RuntimeException x) {
+              LOG.debug("event retry: {}", x.toString());
+            }
+          },
+          EVENT_RETRY.toMillis(),
+          EVENT_RETRY.toMillis(),
+          TimeUnit.MILLISECONDS);
+      eventRetry = retry;
+    });
     Readiness.Gate known = readiness.gate("node metadata", "node metadata not resolved yet");
     Readiness.Gate gate = readiness.gate("proxy supervisor", "proxy supervisor not started yet");
     starter =
@@ -408,6 +432,10 @@ public final class NodePlugin implements Plugin {
       }
     }
     proxyEvents.ifPresent(ProxyEvents::close);
+    ScheduledExecutorService retry = eventRetry;
+    if (retry != null) {
+      retry.shutdownNow();
+    }
     ScheduledExecutorService timer = takeoverTimer;
     if (timer != null) {
       timer.shutdownNow();

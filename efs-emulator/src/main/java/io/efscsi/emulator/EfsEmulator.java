@@ -262,7 +262,7 @@ public final class EfsEmulator implements AutoCloseable {
     String action = EfsApi.action(method, path);
     calls.computeIfAbsent(action, k -> new LongAdder()).increment();
     try {
-      faults.apply();
+      faults.apply(action);
       String account = account(ex);
       Map<String, String> q =
           form(Optional.ofNullable(ex.getRequestURI().getRawQuery()).orElse(""));
@@ -287,7 +287,7 @@ public final class EfsEmulator implements AutoCloseable {
     String action = S3FilesApi.action(method, path);
     calls.computeIfAbsent(action, k -> new LongAdder()).increment();
     try {
-      faults.apply();
+      faults.apply(action);
       String account = account(ex);
       String auth = ex.getRequestHeaders().getFirst("Authorization");
       if (!auth.contains("/s3files/aws4_request")) {

@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Faults the emulator injects into EFS requests, before handling them: a number of throttled
  * answers (429 ThrottlingException), a share of throttled answers, a request rate above which
  * requests are throttled (as the EFS API throttles: a token bucket per account and region), a
- * number of 500s, a fixed latency, and access keys that get AccessDenied.
+ * number of 500s, a fixed latency (for every request, or for one action's), and access keys that
+ * get AccessDenied.
  */
 public final class Faults {
 
@@ -19,6 +20,7 @@ public final class Faults {
   private final AtomicInteger failNext = new AtomicInteger();
   private volatile double throttleShare;
   private volatile Duration latency = Duration.ZERO;
+  private final java.util.Map<String, Duration> actionLatency = new ConcurrentHashMap<>();
   private volatile TokenBucket rate;
   private final java.util.concurrent.atomic.LongAdder throttled =
       new java.util.concurrent.atomic.LongAdder();
@@ -62,6 +64,19 @@ public final class Faults {
     return this;
   }
 
+  /**
+   * Every request of {@code action} (such as DescribeMountTargets) waits this long first, on top of
+   * {@link #latency(Duration)}; zero lifts it.
+   */
+  public Faults latency(String action, Duration d) {
+    if (d.isZero()) {
+      actionLatency.remove(action);
+    } else {
+      actionLatency.put(action, d);
+    }
+    return this;
+  }
+
   /** Requests signed with this access key get 403 AccessDeniedException. */
   public Faults deny(String accessKeyId) {
     deniedKeys.add(accessKeyId);
@@ -75,12 +90,13 @@ public final class Faults {
     throttleShare = 0;
     rate = null;
     latency = Duration.ZERO;
+    actionLatency.clear();
     deniedKeys.clear();
     return this;
   }
 
-  void apply() {
-    Duration d = latency;
+  void apply(String action) {
+    Duration d = latency.plus(actionLatency.getOrDefault(action, Duration.ZERO));
     if (!d.isZero()) {
       try {
         Thread.sleep(d);

@@ -347,6 +347,39 @@ final class ClusterDriver implements AutoCloseable {
     }
   }
 
+  /** The ServiceAccount default/scraper, which the values' metricsReader lets read /metrics. */
+  void createScraper() {
+    admin
+        .serviceAccounts()
+        .inNamespace("default")
+        .resource(
+            new io.fabric8.kubernetes.api.model.ServiceAccountBuilder()
+                .withNewMetadata()
+                .withName("scraper")
+                .endMetadata()
+                .build())
+        .create();
+  }
+
+  /**
+   * A token of default/scraper living {@code seconds} (two requests in one second for the same
+   * lifetime give the same token).
+   */
+  String scraperToken(long seconds) {
+    return admin
+        .serviceAccounts()
+        .inNamespace("default")
+        .withName("scraper")
+        .tokenRequest(
+            new io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder()
+                .withNewSpec()
+                .withExpirationSeconds(seconds)
+                .endSpec()
+                .build())
+        .getStatus()
+        .getToken();
+  }
+
   /** The node plugin's pod. */
   Pod nodePod() {
     return admin.pods().inNamespace(NS).withLabel("app", "efs-csi-node").list().getItems().stream()
@@ -409,7 +442,7 @@ final class ClusterDriver implements AutoCloseable {
       pending.remove(owner);
       last = pending.isEmpty() || System.getProperty("efscsi.cluster.keep") != null;
     }
-    Exception failed = null;
+    Throwable failed = null;
     if (!last) {
       long t0 = System.nanoTime();
       try {
@@ -423,12 +456,18 @@ final class ClusterDriver implements AutoCloseable {
     } else if (helm != null && System.getProperty("efscsi.cluster.keep") == null) {
       try {
         helm.uninstall();
-      } catch (Exception e) {
+      } catch (Exception | AssertionError e) {
+        // a failed uninstall (the API server unreachable) must not leave the cluster running
         failed = e;
       }
     }
     try {
       if (System.getProperty("efscsi.cluster.keep") == null) {
+        if (last) {
+          // helm waits for the DaemonSet, not its pod: a plugin still shutting down would restart
+          // the proxies stopped next
+          awaitNoPlugin();
+        }
         ClusterHostPaths.cleanUp(work);
         HostCleanup.deleteTree(work);
       }
@@ -443,8 +482,22 @@ final class ClusterDriver implements AutoCloseable {
         }
       }
     }
+    if (failed instanceof Exception e) {
+      throw e;
+    }
     if (failed != null) {
-      throw failed;
+      throw (AssertionError) failed;
+    }
+  }
+
+  /** Until no node plugin JVM of this cluster runs (60 s at most: the cleanup goes on after). */
+  private void awaitNoPlugin() throws Exception {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!ClusterDriverSupport.pidsWith(
+                "io.efscsi.launcher.Main", "--kubelet-root-dir=" + cluster.kubeletDir())
+            .isEmpty()
+        && System.nanoTime() < end) {
+      Thread.sleep(250);
     }
   }
 

@@ -238,16 +238,7 @@ class ClusterDriverIT extends ClusterDriverFixture {
       throws Exception {
     java.util.Set<Long> before = d.proxies();
     String oldPod = d.nodePod().getMetadata().getUid();
-    d.admin
-        .serviceAccounts()
-        .inNamespace("default")
-        .resource(
-            new io.fabric8.kubernetes.api.model.ServiceAccountBuilder()
-                .withNewMetadata()
-                .withName("scraper")
-                .endMetadata()
-                .build())
-        .create();
+    d.createScraper();
     // the release's values from helm itself (docs/migration.md), node metrics turned on
     d.helm.upgradeWithItsOwnValues("node.metrics.enabled=true");
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(180);
@@ -263,19 +254,7 @@ class ClusterDriverIT extends ClusterDriverFixture {
     }
     assertFalse(d.nodePod().getMetadata().getUid().equals(oldPod), "a new node pod");
     assertEquals(before, d.proxies(), "the upgrade left every proxy running");
-    String token =
-        d.admin
-            .serviceAccounts()
-            .inNamespace("default")
-            .withName("scraper")
-            .tokenRequest(
-                new io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder()
-                    .withNewSpec()
-                    .withExpirationSeconds(600L)
-                    .endSpec()
-                    .build())
-            .getStatus()
-            .getToken();
+    String token = d.scraperToken(600);
     String url = "https://127.0.0.1:3302/metrics";
     // Ready is CSI Probe's answer; the metrics listener may come a moment after it: wait for it
     long listening = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);

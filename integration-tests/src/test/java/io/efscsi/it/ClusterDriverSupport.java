@@ -54,6 +54,7 @@ final class ClusterDriverSupport {
     %1$s
         - {name: FAKE_NFS_ROOT, value: "%3$s/root"}
         - {name: FAKE_NFS_LOG, value: "%3$s/nfs-mounts.log"}
+        - {name: FAKE_NFS_HOLD, value: "%3$s/hold-mounts"}
       additionalArgs:
         - --nfs-mount-command=%3$s/fake-nfs-mount
         - --mount-target-port=%4$d

@@ -154,12 +154,13 @@ final class ClusterFaults {
   /** A PV event as the watch delivered it, with the time it arrived. */
   record VolumeEvent(Watcher.Action action, String name, long nanos) {}
 
-  /** Every ADDED and DELETED event of PersistentVolumes from now until closed. */
+  /** Every ADDED and DELETED event of some PersistentVolumes from now until closed. */
   static final class VolumeWatch implements AutoCloseable {
     final List<VolumeEvent> events = new CopyOnWriteArrayList<>();
     private final Watch watch;
 
-    VolumeWatch(ClusterDriver d) {
+    /** The PVs of claims whose name starts with {@code claimPrefix}. */
+    VolumeWatch(ClusterDriver d, String claimPrefix) {
       watch =
           d.admin
               .persistentVolumes()
@@ -167,7 +168,9 @@ final class ClusterFaults {
                   new Watcher<>() {
                     @Override
                     public void eventReceived(Action action, PersistentVolume pv) {
-                      if (action == Action.ADDED || action == Action.DELETED) {
+                      if ((action == Action.ADDED || action == Action.DELETED)
+                          && pv.getSpec().getClaimRef() != null
+                          && pv.getSpec().getClaimRef().getName().startsWith(claimPrefix)) {
                         events.add(
                             new VolumeEvent(action, pv.getMetadata().getName(), System.nanoTime()));
                       }

@@ -32,7 +32,9 @@ public final class ImagesAhead implements TestExecutionListener {
               .map(s -> ((ClassSource) s).getJavaClass());
       if (c.isPresent() && usesImages(c.get())) {
         project = true;
-        clusters |= ClusterDriverFixture.class.isAssignableFrom(c.get());
+        clusters |=
+            ClusterDriverFixture.class.isAssignableFrom(c.get())
+                || ClusterClassOrder.SHARED.contains(c.get());
       }
     }
     if (project) {

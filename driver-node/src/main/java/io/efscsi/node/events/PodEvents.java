@@ -3,6 +3,7 @@ package io.efscsi.node.events;
 import io.efscsi.node.volume.PodRef;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Optional;
@@ -25,12 +26,19 @@ import org.slf4j.LoggerFactory;
  * EventCache}; and at most {@link SpamFilter}'s burst per object. Node events are told apart by
  * what they are about (the pod or volume), so that one volume's news never overwrites another's.
  * The driver works on when the API server is unreachable or forbids it: a failure is logged once at
- * WARN (then at DEBUG) and the event is dropped.
+ * WARN (then at DEBUG). An event the API server refused (4xx) is dropped; one it could not take
+ * (unreachable, 5xx, 429: a control plane upgrade) waits in a bounded backlog ({@value #BACKLOG},
+ * the oldest dropped first) and is posted, with the time it happened, before any newer one once the
+ * API server answers: at the next event or {@link #flush}, which the plugin calls every few
+ * seconds.
  */
 public final class PodEvents {
 
   private static final Logger LOG = LoggerFactory.getLogger(PodEvents.class);
   private static final int MAX_MESSAGE = 1024;
+
+  /** The most events kept while the API server cannot take them. */
+  static final int BACKLOG = 128;
 
   /** Where kubelet puts events on cluster-scoped objects (the Node). */
   private static final String NODE_EVENTS_NAMESPACE = "default";
@@ -72,6 +80,20 @@ public final class PodEvents {
   private final Clock clock;
   private final SpamFilter spam;
   private final EventCache cache = new EventCache();
+
+  /** An event the API server could not take yet, with when it happened. */
+  private record Pending(Involved on, Type type, String reason, String message, Instant at) {}
+
+  /** What one attempt to post did. */
+  private enum Sent {
+    POSTED,
+    DROPPED,
+    LATER
+  }
+
+  /** Events waiting for the API server, oldest first; guarded by this. */
+  private final java.util.ArrayDeque<Pending> backlog = new java.util.ArrayDeque<>();
+
   private final AtomicLong lastSuffix = new AtomicLong();
   private volatile String nodeUid;
   private volatile String lastFailure;
@@ -136,38 +158,111 @@ public final class PodEvents {
 
   /**
    * Posts an event on {@code on} (new, or the same object and reason counted again), within the
-   * object's spam budget; false when none was recorded (budget spent, the API refused).
+   * object's spam budget, after any event still waiting; false when none was posted now (budget
+   * spent, the API refused it, or it waits in the backlog).
    */
-  private boolean post(Involved on, Type type, String reason, String message) {
+  private synchronized boolean post(Involved on, Type type, String reason, String message) {
     String text = message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message;
     if (!spam.allow(on.key())) {
       LOG.debug("event {} on {} dropped: too many events on it", reason, on);
       return false;
     }
-    String key = on.key() + "\u0000" + reason;
+    Pending p = new Pending(on, type, reason, text, clock.instant());
+    flush();
+    if (!backlog.isEmpty()) {
+      keep(p);
+      return false;
+    }
+    Sent sent = send(p);
+    if (sent == Sent.LATER) {
+      keep(p);
+    }
+    return sent == Sent.POSTED;
+  }
+
+  /**
+   * Posts the events that wait for the API server, oldest first, until one still cannot be taken;
+   * returns how many were posted.
+   */
+  public synchronized int flush() {
+    int posted = 0;
+    while (!backlog.isEmpty()) {
+      Sent sent = send(backlog.peekFirst());
+      if (sent == Sent.LATER) {
+        break;
+      }
+      backlog.removeFirst();
+      if (sent == Sent.POSTED) {
+        posted++;
+      }
+    }
+    if (posted > 0) {
+      LOG.info(
+          "posted {} event(s) the API server could not take earlier; {} still wait",
+          posted,
+          backlog.size());
+      lastFailure = null;
+    }
+    return posted;
+  }
+
+  /** Events waiting for the API server (tests). */
+  synchronized int waiting() {
+    return backlog.size();
+  }
+
+  private void keep(Pending p) {
+    if (backlog.size() >= BACKLOG) {
+      Pending dropped = backlog.removeFirst();
+      LOG.debug("event backlog full: {} on {} dropped", dropped.reason(), dropped.on());
+    }
+    backlog.addLast(p);
+  }
+
+  /** One attempt to post {@code p}: counted on the one posted before, or created. */
+  private Sent send(Pending p) {
+    Involved on = p.on();
+    String key = on.key() + "\u0000" + p.reason();
     try {
       Instant now = clock.instant();
       Optional<EventCache.Posted> earlier = cache.get(key, now.toEpochMilli());
       if (earlier.isPresent()) {
         EventCache.Posted e = earlier.get();
         int count = e.count() + 1;
-        if (api.update(e.namespace(), e.name(), count, now, text)) {
+        if (api.update(e.namespace(), e.name(), count, p.at(), p.message())) {
           cache.put(key, new EventCache.Posted(e.namespace(), e.name(), count), now.toEpochMilli());
-          return true;
+          return Sent.POSTED;
         }
         cache.remove(key); // gone from the API server: a new one
       }
-      Event created = event(on, on.uid() == null ? nodeUid() : on.uid(), type, reason, text, now);
+      Event created =
+          event(
+              on,
+              on.uid() == null ? nodeUid() : on.uid(),
+              p.type(),
+              p.reason(),
+              p.message(),
+              p.at());
       api.create(created);
       cache.put(
           key,
           new EventCache.Posted(on.eventNamespace(), created.getMetadata().getName(), 1),
           now.toEpochMilli());
-      return true;
+      return Sent.POSTED;
     } catch (RuntimeException e) {
-      failed(reason, on.toString(), e);
-      return false;
+      boolean later = later(e);
+      failed(p.reason(), on.toString(), later, e);
+      return later ? Sent.LATER : Sent.DROPPED;
     }
+  }
+
+  /**
+   * Whether the API server may take the event later: it was not reached, or answered 429 or 5xx (an
+   * upgrade, an overload); a 4xx (forbidden, invalid) is final.
+   */
+  private static boolean later(RuntimeException e) {
+    return e instanceof KubernetesClientException k
+        && (k.getCode() <= 0 || k.getCode() == 429 || k.getCode() >= 500);
   }
 
   /** This node's uid, read once; the node's name when it has none to read (as kubelet does). */
@@ -180,10 +275,15 @@ public final class PodEvents {
     return uid;
   }
 
-  private void failed(String reason, String on, RuntimeException e) {
+  private void failed(String reason, String on, boolean later, RuntimeException e) {
     String why = String.valueOf(e.getMessage());
     if (!why.equals(lastFailure)) {
-      LOG.warn("cannot record the event {} on {}: {}", reason, on, why);
+      LOG.warn(
+          "cannot record the event {} on {}{}: {}",
+          reason,
+          on,
+          later ? " yet (it is posted when the API server takes it)" : "",
+          why);
       lastFailure = why;
     } else {
       LOG.debug("still cannot record events: {}", why);

@@ -203,4 +203,78 @@ class PodEventsTest {
     assertTrue(events.record(TARGET, PodEvents.Type.Warning, "TakeoverRefused", "torn"));
     assertEquals(1, api.all().size());
   }
+
+  /**
+   * A control plane upgrade: the API server unreachable (no HTTP status) or answering 503. The
+   * events wait, in order, and are posted with the time they happened once it answers, at the next
+   * event or flush; nothing is lost, nothing posted twice.
+   */
+  @Test
+  void eventsTheApiServerCannotTakeWaitAndArePostedInOrderWhenItAnswers() {
+    pods.published(TARGET, WRITER);
+    api.failure = unreachable();
+    assertFalse(events.record(TARGET, PodEvents.Type.Warning, "ProxyRestarted", "restart 1"));
+    clock.advance(Duration.ofSeconds(10));
+    api.failure = new KubernetesClientException("Service Unavailable", 503, null);
+    assertFalse(events.recordOnVolume("pv-data", PodEvents.Type.Warning, "ProxyOOMKilled", "oom"));
+    assertEquals(0, events.flush(), "nothing posted while it cannot take them");
+    assertEquals(2, events.waiting());
+    assertEquals(0, api.all().size());
+
+    api.failure = null;
+    clock.advance(Duration.ofSeconds(50));
+    assertEquals(2, events.flush());
+    assertEquals(0, events.waiting());
+    List<Event> posted = api.all();
+    assertEquals(
+        List.of("ProxyRestarted", "ProxyOOMKilled"),
+        posted.stream().map(Event::getReason).toList());
+    assertEquals("2026-11-24T05:00:00Z", posted.get(0).getFirstTimestamp(), "when it happened");
+    assertEquals("2026-11-24T05:00:10Z", posted.get(1).getLastTimestamp());
+    assertEquals(0, events.flush(), "posted once");
+    assertEquals(2, api.all().size());
+  }
+
+  @Test
+  void aNewEventGoesAfterTheOnesWaitingAndTakesThemAlong() {
+    pods.published(TARGET, WRITER);
+    api.failure = unreachable();
+    events.record(TARGET, PodEvents.Type.Warning, "ProxyRestarted", "restart 1");
+    api.failure = null;
+    clock.advance(Duration.ofSeconds(5));
+    assertTrue(
+        events.recordOnVolume("pv-data", PodEvents.Type.Normal, "MountTargetReachable", "up"));
+    assertEquals(
+        List.of("ProxyRestarted", "MountTargetReachable"),
+        api.all().stream().map(Event::getReason).toList());
+  }
+
+  @Test
+  void theBacklogIsBoundedAndKeepsTheNewest() {
+    api.failure = unreachable();
+    int n = PodEvents.BACKLOG + 40;
+    for (int i = 0; i < n; i++) {
+      events.recordOnVolume("pv-" + i, PodEvents.Type.Warning, "ProxyRestarted", "restart");
+    }
+    assertEquals(PodEvents.BACKLOG, events.waiting());
+    api.failure = null;
+    assertEquals(PodEvents.BACKLOG, events.flush());
+    assertTrue(
+        api.all().getFirst().getMessage().startsWith("PersistentVolume pv-40:"),
+        api.all().getFirst().getMessage());
+    assertTrue(api.all().getLast().getMessage().startsWith("PersistentVolume pv-" + (n - 1) + ":"));
+  }
+
+  @Test
+  void anEventTheApiServerRefusesIsNotKept() {
+    api.failure = new KubernetesClientException("Forbidden", 403, null);
+    assertFalse(events.recordOnVolume("pv-data", PodEvents.Type.Warning, "X", "y"));
+    assertEquals(0, events.waiting());
+  }
+
+  /** What fabric8 throws when the API server does not answer at all: no HTTP status (-1). */
+  private static KubernetesClientException unreachable() {
+    return new KubernetesClientException(
+        "An error has occurred.", new java.net.ConnectException("Connection refused"));
+  }
 }
