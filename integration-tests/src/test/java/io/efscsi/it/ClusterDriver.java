@@ -453,7 +453,9 @@ final class ClusterDriver implements AutoCloseable {
             "cluster suite: the reset failed, the next class gets a new cluster: " + e);
         last = true;
       }
-    } else if (helm != null && System.getProperty("efscsi.cluster.keep") == null) {
+    }
+    // the last class, or one whose reset failed (the release may still run)
+    if (last && helm != null && System.getProperty("efscsi.cluster.keep") == null) {
       try {
         helm.uninstall();
       } catch (Exception | AssertionError e) {

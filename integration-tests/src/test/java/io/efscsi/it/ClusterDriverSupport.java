@@ -55,6 +55,7 @@ final class ClusterDriverSupport {
         - {name: FAKE_NFS_ROOT, value: "%3$s/root"}
         - {name: FAKE_NFS_LOG, value: "%3$s/nfs-mounts.log"}
         - {name: FAKE_NFS_HOLD, value: "%3$s/hold-mounts"}
+        - {name: FAKE_NFS_ROOT_PER_PORT, value: "1"}
       additionalArgs:
         - --nfs-mount-command=%3$s/fake-nfs-mount
         - --mount-target-port=%4$d

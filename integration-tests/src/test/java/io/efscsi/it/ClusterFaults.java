@@ -232,7 +232,15 @@ final class ClusterFaults {
 
   /** The lines the writer wrote to {@code file} at the file system's root, read on the host. */
   List<String[]> writerLines(String file) throws IOException {
+    // the stand-in gives each volume a root of its own (root/.port-<its proxy's port>)
     Path p = d.test.resolve("root").resolve(file);
+    try (var dirs = Files.list(d.test.resolve("root"))) {
+      for (Path dir : dirs.filter(x -> x.getFileName().toString().startsWith(".port-")).toList()) {
+        if (Files.exists(dir.resolve(file))) {
+          p = dir.resolve(file);
+        }
+      }
+    }
     List<String[]> out = new ArrayList<>();
     if (!Files.exists(p)) {
       return out;

@@ -40,6 +40,17 @@ final class ClusterHostPaths {
         }
       }
     }
+    if (work == null) {
+      // the cluster is gone: no plugin restarts a proxy now; stop any a class left (a class whose
+      // close failed before it stopped its own), as scripts/cluster-down does
+      for (ProcessHandle p : ProcessHandle.allProcesses().toList()) {
+        String cmd = p.info().commandLine().orElse("");
+        if (cmd.contains("io.efscsi.proxy.ProxyMain") && cmd.contains("efscsi-cluster-driver")) {
+          p.destroyForcibly();
+          p.onExit().get(10, TimeUnit.SECONDS);
+        }
+      }
+    }
     HostCleanup.removeCgroupParent(CGROUP_PARENT);
     for (Path p : CREATED_BY_THE_CHART) {
       if (!before.getOrDefault(p, true) && Files.isDirectory(p)) {
