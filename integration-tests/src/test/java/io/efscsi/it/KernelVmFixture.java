@@ -55,25 +55,6 @@ abstract class KernelVmFixture {
 
   @BeforeAll
   static void bootOnce() throws Exception {
-    Thread started = ahead; // begun beside the cluster classes: its end, its failure
-    if (started != null) {
-      if (started.isAlive()) {
-        long t0 = System.nanoTime();
-        started.join(); // boot() sets run, or bootFailure
-        TestTimes.since(
-            "the kernel VM's boot, waited for",
-            "Kernel*IT",
-            t0,
-            "begun beside the cluster classes");
-      }
-      if (bootFailure instanceof Exception e) {
-        throw e;
-      }
-      if (bootFailure != null) {
-        throw (AssertionError) bootFailure;
-      }
-      return;
-    }
     if (run != null) {
       return; // the suite's classes share one boot (failsafe runs them in one JVM)
     }
@@ -92,33 +73,6 @@ abstract class KernelVmFixture {
       bootFailure = e;
       throw e;
     }
-  }
-
-  /** The boot begun ahead of the first kernel class ({@link VmAhead}), if one was. */
-  private static volatile Thread ahead;
-
-  /**
-   * Begins the one boot on a thread of its own ({@link VmAhead}); the first kernel class waits for
-   * it. Nothing when a boot began or a finished boot is to be judged again.
-   */
-  static synchronized void bootAhead() {
-    if (ahead != null || run != null || !System.getProperty("efscsi.vm.reuse-out", "").isBlank()) {
-      return;
-    }
-    ahead =
-        Thread.ofPlatform()
-            .name("vm-ahead")
-            .daemon()
-            .start(() -> {
-              try {
-                boot();
-              } catch (Throwable e) {
-                bootFailure =
-                    e instanceof Exception || e instanceof AssertionError
-                        ? e
-                        : new AssertionError(e);
-              }
-            });
   }
 
   /** Why the one boot failed: the suite's other classes fail with it instead of booting again. */
