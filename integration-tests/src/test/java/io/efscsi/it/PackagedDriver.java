@@ -23,15 +23,17 @@ final class PackagedDriver implements AutoCloseable {
 
   /**
    * The previous release's distribution (integration-tests/previous-release.properties): the
-   * directory scripts/test exports as {@code EFSCSI_PREVIOUS_DIST}, or, when a test runs on its
-   * own, what {@code scripts/previous-release} builds (once per machine). Never skipped: a missing
-   * previous release fails the test.
+   * directory named by {@code EFSCSI_PREVIOUS_DIST} when set, else what {@code
+   * scripts/previous-release} prints: built once per machine, by scripts/test beside the ITs, or
+   * here; the script waits for a build under way (the wait, when there is one, is a row of the
+   * run's time table). Never skipped: a missing previous release fails the test.
    */
   static Path previousDistDir() throws IOException, InterruptedException {
     String env = System.getenv("EFSCSI_PREVIOUS_DIST");
     if (env != null && !env.isBlank()) {
       return Path.of(env);
     }
+    long t0 = System.nanoTime();
     Path repo = distDir().resolve("../../..").normalize();
     Process p =
         new ProcessBuilder(repo.resolve("scripts/previous-release").toString())
@@ -44,6 +46,9 @@ final class PackagedDriver implements AutoCloseable {
     if (p.waitFor() != 0 || out.isEmpty()) {
       throw new IllegalStateException(
           "scripts/previous-release failed (exit " + p.exitValue() + ")");
+    }
+    if (System.nanoTime() - t0 > java.util.concurrent.TimeUnit.SECONDS.toNanos(2)) {
+      TestTimes.since("previous release, waited for", "integration tests", t0, "");
     }
     return Path.of(out);
   }
