@@ -79,6 +79,8 @@ abstract class KernelVmFixture {
   static Throwable bootFailure;
 
   private static void boot() throws Exception {
+    // NodeCrashIT runs beside the cluster classes; the VM needs both cores alone
+    BesideTheCluster.awaitBesideDone("Kernel*IT");
     Path script = writeRun();
     run =
         KernelVm.boot(

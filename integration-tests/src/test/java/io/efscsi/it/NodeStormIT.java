@@ -27,6 +27,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * kubelet after a node reboot: 20 volumes staged and 200 pods published, every call at once,
@@ -35,6 +38,8 @@ import org.junit.jupiter.api.Test;
  * staged is refused and retried, as kubelet retries it. Then the same storm of unpublishes and
  * unstages.
  */
+@Execution(ExecutionMode.CONCURRENT)
+@ExtendWith(BesideTheCluster.class)
 class NodeStormIT {
 
   static final int VOLUMES = 20;

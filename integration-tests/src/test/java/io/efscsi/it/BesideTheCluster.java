@@ -1,0 +1,114 @@
+package io.efscsi.it;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.engine.support.descriptor.ClassSource;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.TestPlan;
+
+/**
+ * The IT classes that run beside the classes on the shared cluster ({@link
+ * ClusterClassOrder#SHARED}). Those mostly wait on the cluster's controllers, leases, grace periods
+ * and timers (39-56% of both cores in the time table), so classes that need the CPU and no cluster
+ * run at the same time, one after another on a second thread (JUnit's parallel execution, two
+ * threads: every other class runs in order on the first). Measured: NodeCrashIT took 372 s beside
+ * them against 254 s alone, and the cluster classes some 15 s more than alone.
+ *
+ * <p>Such a class is in {@link #BESIDE} and is annotated {@code @Execution(CONCURRENT)} and
+ * {@code @ExtendWith(BesideTheCluster.class)}. JUnit starts it with the run; it waits (before all
+ * its tests) until the first cluster class starts, so that it never runs beside the classes before
+ * them, which use both cores; the wait is a row of the time table, which the class's own row leaves
+ * out. The kernel VM waits for it to end ({@link #awaitBesideDone}), as the VM uses both cores.
+ * Where the run holds no cluster class (one class on its own, the quick lane), it does not wait.
+ *
+ * <p>Also a {@link TestExecutionListener} (META-INF/services): it learns from the test plan which
+ * of these classes are in the run, and sees the cluster classes start and these end.
+ */
+public final class BesideTheCluster implements TestExecutionListener, BeforeAllCallback {
+
+  /** The classes that run beside the cluster classes. */
+  static final List<Class<?>> BESIDE = List.of(NodeCrashIT.class, NodeStormIT.class);
+
+  private static final CountDownLatch clusterBegun = new CountDownLatch(1);
+
+  private static volatile CountDownLatch besideDone = new CountDownLatch(0);
+
+  @Override
+  public void testPlanExecutionStarted(TestPlan plan) {
+    int beside = 0;
+    boolean cluster = false;
+    Deque<TestIdentifier> todo = new ArrayDeque<>(plan.getRoots());
+    while (!todo.isEmpty()) {
+      TestIdentifier id = todo.pop();
+      todo.addAll(plan.getChildren(id));
+      Optional<Class<?>> c = testClass(id);
+      if (c.isPresent()) {
+        beside += BESIDE.contains(c.get()) ? 1 : 0;
+        cluster |= ClusterClassOrder.SHARED.contains(c.get());
+      }
+    }
+    besideDone = new CountDownLatch(beside);
+    if (!cluster) {
+      clusterBegun.countDown();
+    }
+  }
+
+  @Override
+  public void executionStarted(TestIdentifier id) {
+    if (testClass(id).filter(ClusterClassOrder.SHARED::contains).isPresent()) {
+      clusterBegun.countDown();
+    }
+  }
+
+  @Override
+  public void executionSkipped(TestIdentifier id, String reason) {
+    executionStarted(id);
+    executionFinished(id, TestExecutionResult.aborted(null));
+  }
+
+  @Override
+  public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+    if (testClass(id).filter(BESIDE::contains).isPresent()) {
+      besideDone.countDown();
+    }
+  }
+
+  @Override
+  public void testPlanExecutionFinished(TestPlan plan) {
+    clusterBegun.countDown();
+  }
+
+  /** Before a class beside the cluster: waits until the first cluster class has started. */
+  @Override
+  public void beforeAll(ExtensionContext context) throws InterruptedException {
+    long t0 = System.nanoTime();
+    clusterBegun.await();
+    TestTimes.since(
+        "waiting for the cluster classes",
+        context.getRequiredTestClass().getSimpleName(),
+        t0,
+        "then beside them");
+  }
+
+  /** Until every class beside the cluster has ended (the kernel VM needs both cores alone). */
+  static void awaitBesideDone(String partOf) throws InterruptedException {
+    long t0 = System.nanoTime();
+    besideDone.await();
+    if (System.nanoTime() - t0 > 1_000_000_000L) {
+      TestTimes.since("waiting for the classes beside the cluster", partOf, t0, "");
+    }
+  }
+
+  private static Optional<Class<?>> testClass(TestIdentifier id) {
+    return id.getSource()
+        .filter(ClassSource.class::isInstance)
+        .map(s -> ((ClassSource) s).getJavaClass());
+  }
+}
