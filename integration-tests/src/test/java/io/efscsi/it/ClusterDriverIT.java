@@ -300,7 +300,9 @@ class ClusterDriverIT extends ClusterDriverFixture {
                     == 0,
         60,
         TimeUnit.SECONDS);
-    Thread.sleep(10_000); // a RollingUpdate would have replaced it by now
+    // a RollingUpdate's controller deletes the old pod in the sync that records the generation
+    // (observed above); a few seconds more cover its next sync
+    Thread.sleep(3_000);
     assertEquals(old.getMetadata().getUid(), d.nodePod().getMetadata().getUid(), "left alone");
     assertEquals(before, d.proxies());
     // the command docs/migration.md gives, through kubectl as the operator runs it

@@ -319,7 +319,7 @@ class ClusterRunbookIT extends ClusterDriverFixture {
    * plan finds no mount on the runbook proxy's port: idle, stopped only once our plugin is gone
    * (the kernel VM's scenario 13 hands real mounts back). With our node plugin still running (no
    * {@code helm rollback}), the pod writes nothing, waits for our supervisor's lock, gives up at
-   * its wait (20 s here, 30 min by default), says so in the log the docs follow, exits 1, and is
+   * its wait (5 s here, 30 min by default), says so in the log the docs follow, exits 1, and is
    * deleted with the docs' command; our proxy is left serving.
    */
   @Test
@@ -342,8 +342,8 @@ class ClusterRunbookIT extends ClusterDriverFixture {
             .replace("my-values.yaml", d.helm.valuesFile().toString())
             .replace(
                 "--set handback.goDriver=\"$GO\"",
-                "--set handback.goDriver=\"$GO\" --set handback.wait=20s");
-    assertTrue(apply.contains("handback.wait=20s"), apply);
+                "--set handback.goDriver=\"$GO\" --set handback.wait=5s");
+    assertTrue(apply.contains("handback.wait=5s"), apply);
     var applied = d.ok(apply);
     assertTrue(
         applied.output().contains("pod/efs-csi-handback-localhost created"), applied.toString());
@@ -355,7 +355,7 @@ class ClusterRunbookIT extends ClusterDriverFixture {
     for (String said :
         List.of(
             "idle",
-            "waiting up to 20 s for our node plugin to stop",
+            "waiting up to 5 s for our node plugin to stop",
             "our node plugin still runs",
             "undoing")) {
       assertTrue(log.output().contains(said), said + " in " + log);
