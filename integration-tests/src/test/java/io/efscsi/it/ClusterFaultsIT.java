@@ -444,12 +444,16 @@ class ClusterFaultsIT {
         .getLastTransitionTime();
   }
 
-  /** ProxyRestarted events (on any object) whose last time is at or after {@code since}. */
+  /**
+   * The outage's ProxyRestarted event (on any object: posted by this test's {@link PodEvents}, told
+   * from any the plugin posts by its message) whose last time is at or after {@code since}.
+   */
   private static List<io.fabric8.kubernetes.api.model.Event> restartedEvents(
       java.time.Instant since) {
     try {
       return d.admin.v1().events().inAnyNamespace().list().getItems().stream()
           .filter(e -> "ProxyRestarted".equals(e.getReason()))
+          .filter(e -> e.getMessage() != null && e.getMessage().contains("during the outage"))
           .filter(e ->
               e.getLastTimestamp() != null
                   && !java.time.Instant.parse(e.getLastTimestamp())

@@ -159,7 +159,9 @@ public final class PodEvents {
   /**
    * Posts an event on {@code on} (new, or the same object and reason counted again), within the
    * object's spam budget, after any event still waiting; false when none was posted now (budget
-   * spent, the API refused it, or it waits in the backlog).
+   * spent, the API refused it, or it waits in the backlog). One poster at a time, API calls
+   * included: that keeps the events in the order they happened. No caller waits on it in a CSI
+   * call: the plugin posts from a virtual thread or the proxy events' own sender.
    */
   private synchronized boolean post(Involved on, Type type, String reason, String message) {
     String text = message.length() > MAX_MESSAGE ? message.substring(0, MAX_MESSAGE) : message;
