@@ -118,9 +118,10 @@ start_ganesha_b() { # [name host]: b (fs-bbbbbbbb) unless named
 # 60 s; in this emulated VM the takeover gap of scenario 8 (a JVM starting under TCG) reached 61 s
 # once, and open files then lose their state on any server (EIO at the next fsync). 120 s keeps
 # the scenario about the takeover; KernelReliabilityIT asserts the gap stays below it. The lane
-# beside's servers keep it 240 s: scenario 9's takeover is not about its gap, and its plugin starts
-# beside the main lane's JVMs (83 s seen, and with the client's last renewal before the kill the
-# state was gone: EIO at the first read); scenario 6's outage (300 s) outlasts either.
+# beside's servers keep it 180 s (ganesha's most): scenario 9's takeover is not about its gap, and
+# its plugin starts beside the main lane's JVMs (83 s seen, and with the client's last renewal
+# before the kill the state was gone: EIO at the first read); scenario 6's outage (300 s) outlasts
+# either.
 ganesha_conf() { # port export recovery [lease seconds]
   cat <<EOF
 NFS_CORE_PARAM { NFS_Port = $1; Protocols = 4; Enable_NLM = false; Enable_RQUOTA = false;
@@ -200,8 +201,8 @@ setup() {
       mkdir -p "$VM/export-$x" "$VM/recovery-$x"
       mount -t tmpfs -o size=200m "export-$x" "$VM/export-$x"
     done
-    ganesha_conf $NFS_PORT_C "$VM/export-c" "$VM/recovery-c" 240 >"$VM/ganesha-c.conf"
-    ganesha_conf $NFS_PORT_D "$VM/export-d" "$VM/recovery-d" 240 >"$VM/ganesha-d.conf"
+    ganesha_conf $NFS_PORT_C "$VM/export-c" "$VM/recovery-c" 180 >"$VM/ganesha-c.conf"
+    ganesha_conf $NFS_PORT_D "$VM/export-d" "$VM/recovery-d" 180 >"$VM/ganesha-d.conf"
     stunnel_conf $TLS_PORT_C $NFS_PORT_C $TLS_PORT_D $NFS_PORT_D >"$VM/stunnel-beside.conf"
     start_ganesha_b c fs-cccccccc
     start_ganesha_b d fs-dddddddd
