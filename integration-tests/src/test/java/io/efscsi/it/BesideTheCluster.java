@@ -21,8 +21,9 @@ import org.junit.platform.launcher.TestPlan;
  * ClusterClassOrder#SHARED}). Those mostly wait on the cluster's controllers, leases, grace periods
  * and timers (39-56% of both cores in the time table), so classes that need the CPU and no cluster
  * run at the same time, one at a time (JUnit's parallel execution: every other class runs in order
- * on one thread). Measured: NodeCrashIT took 372 s beside them against 254 s alone, and the cluster
- * classes some 15 s more than alone.
+ * on one thread). Measured in full runs: the cluster classes took 567-571 s against 455 s alone
+ * (the kubelet's retry backoff stretches a mount that meets a busy node), while NodeCrashIT and
+ * NodeStormIT, 288 s alone, ran beside them: some 170 s less in all.
  *
  * <p>Such a class is in {@link #BESIDE} and is annotated {@code @Execution(CONCURRENT)} and
  * {@code @ExtendWith(BesideTheCluster.class)}. JUnit starts it with the run; it waits (before all
