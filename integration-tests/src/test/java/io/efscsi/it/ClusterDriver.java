@@ -172,9 +172,90 @@ final class ClusterDriver implements AutoCloseable {
     try {
       d.install();
       return d;
+    } catch (NotReady e) {
+      if (retried) {
+        closeAfter(d, e);
+        throw e;
+      }
+      // the cluster, not the class under test: a node that does not run a fresh release's pods
+      // (seen once in CI, 2026-12-02, after ClusterFaultsIT; the why is in the message) gets a new
+      // cluster once, and the run says so at its end (scripts/test prints target/recovered.txt)
+      long t0 = System.nanoTime();
+      recovered(owner, e);
+      d.abandon();
+      closeShared(e);
+      retried = true;
+      try {
+        return start(owner, values, controllers);
+      } finally {
+        TestTimes.since("a new cluster after the driver was not ready", owner, t0, "recovered");
+      }
     } catch (Exception | AssertionError e) {
       closeAfter(d, e);
       throw e;
+    }
+  }
+
+  /** Whether a class's start has already had a new cluster ({@link #start}): once per run. */
+  private static boolean retried;
+
+  /** The driver's pods not ready at a class's start. */
+  static final class NotReady extends AssertionError {
+    NotReady(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /** Writes what a recovered start found to stderr and to target/recovered.txt. */
+  private static void recovered(String owner, Throwable e) {
+    String text =
+        "cluster suite: "
+            + owner
+            + "'s start found the driver not ready; the class runs on a new cluster:\n"
+            + e.getMessage()
+            + "\n";
+    System.err.print(text);
+    try {
+      Path file = Path.of(System.getProperty("user.dir"), "target", "recovered.txt");
+      Files.writeString(
+          file,
+          text,
+          java.nio.file.StandardOpenOption.CREATE,
+          java.nio.file.StandardOpenOption.APPEND);
+    } catch (IOException io) {
+      e.addSuppressed(io);
+    }
+  }
+
+  /**
+   * This release taken off a cluster that is to be closed next: uninstalled (best effort), its
+   * plugin gone, its proxies, cgroups and directory removed; the cluster classes still to come are
+   * left as they are.
+   */
+  private void abandon() {
+    try {
+      if (helm != null) {
+        helm.uninstall();
+        helm = null;
+      }
+    } catch (Exception | AssertionError e) {
+      System.err.println("cluster suite: the uninstall before a new cluster failed: " + e);
+    }
+    try {
+      awaitNoPlugin();
+    } catch (Exception e) {
+      System.err.println("cluster suite: " + e);
+    } finally {
+      try {
+        ClusterHostPaths.cleanUp(work);
+      } catch (Exception e) {
+        System.err.println("cluster suite: the clean-up before a new cluster failed: " + e);
+      }
+      try {
+        HostCleanup.deleteTree(work);
+      } catch (IOException | InterruptedException e) {
+        System.err.println("cluster suite: " + e);
+      }
     }
   }
 
@@ -261,8 +342,32 @@ final class ClusterDriver implements AutoCloseable {
     helm = new ClusterHelm(cluster, work);
     // docs/install.md's command, the values file an operator on this cluster would write
     helm.install(values.apply(this));
-    ClusterDriverSupport.awaitDriverReady(admin, controllers);
+    try {
+      // 14-15 s alone, 40 s beside NodeCrashIT with a kubelet in backoff
+      ClusterDriverSupport.awaitDriverReady(admin, controllers, 120);
+    } catch (AssertionError e) {
+      throw new NotReady(
+          e.getMessage()
+              + "kubelet.log's errors on the driver's pods, the last:\n"
+              + kubeletLines(),
+          e.getCause());
+    }
     phase("chart installed and ready", t1);
+  }
+
+  /** The kubelet's last 20 errors and warnings that name the driver's pods, 300 characters each. */
+  private String kubeletLines() {
+    var klogErrorOrWarning = java.util.regex.Pattern.compile("(^|\\s)[EW]\\d{4} ");
+    try (var lines = Files.lines(cluster.dir().resolve("kubelet.log"))) {
+      List<String> ours =
+          lines
+              .filter(l -> l.contains("efs-csi") && klogErrorOrWarning.matcher(l).find())
+              .map(l -> l.length() > 300 ? l.substring(0, 300) + "..." : l)
+              .toList();
+      return String.join("\n", ours.subList(Math.max(0, ours.size() - 20), ours.size())) + "\n";
+    } catch (IOException | java.io.UncheckedIOException e) {
+      return e + "\n";
+    }
   }
 
   /** One step of the start: in the suite's log at the end, and in the time table. */
@@ -470,8 +575,12 @@ final class ClusterDriver implements AutoCloseable {
           // the proxies stopped next
           awaitNoPlugin();
         }
-        ClusterHostPaths.cleanUp(work);
-        HostCleanup.deleteTree(work);
+        try {
+          ClusterHostPaths.cleanUp(work);
+        } finally {
+          // the class's directory goes even when a proxy or cgroup stays (the run fails on those)
+          HostCleanup.deleteTree(work);
+        }
       }
     } finally {
       if (last) {

@@ -132,16 +132,7 @@ final class ClusterDriverSupport {
         }
       }
       for (var e : admin.v1().events().inAnyNamespace().list().getItems()) {
-        out.append(e.getType())
-            .append(' ')
-            .append(e.getInvolvedObject().getKind())
-            .append('/')
-            .append(e.getInvolvedObject().getName())
-            .append(' ')
-            .append(e.getReason())
-            .append(": ")
-            .append(e.getMessage())
-            .append('\n');
+        out.append(event(e));
       }
     } catch (RuntimeException e) {
       out.append(e).append('\n');
@@ -248,30 +239,143 @@ final class ClusterDriverSupport {
    * Until the node DaemonSet has one ready pod and the controller Deployment {@code controllers}.
    */
   static void awaitDriverReady(KubernetesClient admin, int controllers) {
-    admin
-        .apps()
-        .daemonSets()
-        .inNamespace("kube-system")
-        .withName("efs-csi-node")
-        .waitUntilCondition(
-            d ->
-                d != null
-                    && d.getStatus() != null
-                    && Integer.valueOf(1).equals(d.getStatus().getNumberReady()),
-            180,
-            TimeUnit.SECONDS);
-    admin
-        .apps()
-        .deployments()
-        .inNamespace("kube-system")
-        .withName("efs-csi-controller")
-        .waitUntilCondition(
-            d ->
-                d != null
-                    && d.getStatus() != null
-                    && Integer.valueOf(controllers).equals(d.getStatus().getReadyReplicas()),
-            180,
-            TimeUnit.SECONDS);
+    awaitDriverReady(admin, controllers, 180);
+  }
+
+  /** {@link #awaitDriverReady(KubernetesClient, int)} within {@code seconds} for each. */
+  static void awaitDriverReady(KubernetesClient admin, int controllers, int seconds) {
+    try {
+      admin
+          .apps()
+          .daemonSets()
+          .inNamespace("kube-system")
+          .withName("efs-csi-node")
+          .waitUntilCondition(
+              d ->
+                  d != null
+                      && d.getStatus() != null
+                      && Integer.valueOf(1).equals(d.getStatus().getNumberReady()),
+              seconds,
+              TimeUnit.SECONDS);
+      admin
+          .apps()
+          .deployments()
+          .inNamespace("kube-system")
+          .withName("efs-csi-controller")
+          .waitUntilCondition(
+              d ->
+                  d != null
+                      && d.getStatus() != null
+                      && Integer.valueOf(controllers).equals(d.getStatus().getReadyReplicas()),
+              seconds,
+              TimeUnit.SECONDS);
+    } catch (io.fabric8.kubernetes.client.KubernetesClientTimeoutException e) {
+      throw new AssertionError(
+          "the driver not ready within "
+              + seconds
+              + " s: "
+              + e.getMessage()
+              + "\n"
+              + readiness(admin),
+          e);
+    }
+  }
+
+  /**
+   * Why the driver's pods are not ready, in a few lines (the CI log keeps the end of a run only):
+   * the node's taints, each driver pod's phase, conditions and containers' states, the last events
+   * of kube-system.
+   */
+  static String readiness(KubernetesClient admin) {
+    StringBuilder out = new StringBuilder();
+    try {
+      var node = admin.nodes().withName("localhost").get();
+      out.append("node taints: ")
+          .append(
+              node == null || node.getSpec().getTaints() == null
+                  ? "none"
+                  : node.getSpec().getTaints().stream()
+                      .map(t -> t.getKey() + ":" + t.getEffect())
+                      .toList())
+          .append('\n');
+      for (Pod p : admin.pods().inNamespace("kube-system").list().getItems()) {
+        var st = p.getStatus();
+        out.append("pod ")
+            .append(p.getMetadata().getName())
+            .append(p.getMetadata().getDeletionTimestamp() == null ? "" : " (being deleted)")
+            .append(": ")
+            .append(st == null ? "no status" : st.getPhase())
+            .append(
+                st == null || st.getConditions() == null
+                    ? ""
+                    : st.getConditions().stream()
+                        .map(c ->
+                            c.getType()
+                                + "="
+                                + c.getStatus()
+                                + (c.getReason() == null ? "" : "(" + c.getReason() + ")"))
+                        .toList())
+            .append('\n');
+        if (st != null && st.getContainerStatuses() != null) {
+          for (var c : st.getContainerStatuses()) {
+            out.append("  ")
+                .append(c.getName())
+                .append(" ready=")
+                .append(c.getReady())
+                .append(" restarts=")
+                .append(c.getRestartCount())
+                .append(' ')
+                .append(state(c.getState()))
+                .append(c.getLastState() == null ? "" : " last: " + state(c.getLastState()))
+                .append('\n');
+          }
+        }
+      }
+      var events = admin.v1().events().inNamespace("kube-system").list().getItems();
+      for (var e : events.subList(Math.max(0, events.size() - 12), events.size())) {
+        out.append(e.getLastTimestamp()).append(' ').append(event(e));
+      }
+    } catch (RuntimeException e) {
+      out.append(e).append('\n');
+    }
+    return out.toString();
+  }
+
+  /** An event on a line: type, object, reason and message. */
+  private static String event(io.fabric8.kubernetes.api.model.Event e) {
+    return e.getType()
+        + ' '
+        + e.getInvolvedObject().getKind()
+        + '/'
+        + e.getInvolvedObject().getName()
+        + ' '
+        + e.getReason()
+        + ": "
+        + e.getMessage()
+        + '\n';
+  }
+
+  private static String state(io.fabric8.kubernetes.api.model.ContainerState s) {
+    if (s == null) {
+      return "";
+    }
+    if (s.getWaiting() != null) {
+      return "waiting "
+          + s.getWaiting().getReason()
+          + (s.getWaiting().getMessage() == null ? "" : " " + s.getWaiting().getMessage());
+    }
+    if (s.getRunning() != null) {
+      return "running since " + s.getRunning().getStartedAt();
+    }
+    if (s.getTerminated() != null) {
+      return "terminated "
+          + s.getTerminated().getReason()
+          + " exit "
+          + s.getTerminated().getExitCode()
+          + " at "
+          + s.getTerminated().getFinishedAt();
+    }
+    return "";
   }
 
   /**
