@@ -15,7 +15,7 @@ import org.junit.jupiter.api.ClassOrdererContext;
  * one after the other, in {@link #SHARED}'s order (the one that removes the driver last), after
  * every other class but the kernel VM's ({@code Kernel*IT}, which keep their place at the end of
  * the given order when failsafe gives them there), and {@link ClusterDriver} is told which of them
- * to wait for before it closes the cluster.
+ * to wait for before it closes the cluster ({@link ClusterShared#expect}).
  *
  * <p>Why after the others: the driver's image build, which the shared cluster needs first, begins
  * as the IT run starts ({@link ImagesAhead}) and takes 60-150 s; where the shared classes ran
@@ -59,7 +59,7 @@ public final class ClusterClassOrder implements ClassOrderer {
                 SHARED.contains(d.getTestClass()) ? slot - 0.5 : given.get(d.getTestClass()))
             .thenComparingInt(d -> SHARED.indexOf(d.getTestClass())));
     if (!present.isEmpty()) {
-      ClusterDriver.expect(present);
+      ClusterShared.expect(present);
     }
   }
 }

@@ -11,7 +11,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -24,10 +23,10 @@ import java.util.concurrent.TimeUnit;
  * with the project's own image and sidecar images made from the shared binaries) into the one-node
  * {@link Cluster}: what {@link ClusterDriverIT} (the volume's life, restarts and upgrades) and
  * {@link ClusterRunbookIT} and {@link ClusterRemovalIT} (the docs' commands) each get from {@link
- * ClusterDriverFixture}: a release per class on the one cluster they share ({@link Shared}). The
- * EFS API is the project's emulator, the mount target a TLS server in front of nfs-ganesha, and the
- * NFS mount command the stand-in (this kernel has no NFS client; the kernel VM suite keeps the real
- * one), which bind-mounts one directory as the file system's root so that pods share data.
+ * ClusterDriverFixture}: a release per class on the one cluster they share ({@link ClusterShared}).
+ * The EFS API is the project's emulator, the mount target a TLS server in front of nfs-ganesha, and
+ * the NFS mount command the stand-in (this kernel has no NFS client; the kernel VM suite keeps the
+ * real one), which bind-mounts one directory as the file system's root so that pods share data.
  */
 final class ClusterDriver implements AutoCloseable {
 
@@ -63,7 +62,7 @@ final class ClusterDriver implements AutoCloseable {
   final int controllers;
 
   private ClusterDriver(
-      Shared shared,
+      ClusterShared shared,
       Path work,
       String owner,
       java.util.function.Function<ClusterDriver, String> values,
@@ -82,63 +81,6 @@ final class ClusterDriver implements AutoCloseable {
   }
 
   /**
-   * What the cluster classes share, started by the first of them and closed after the last ({@link
-   * #expect}): the cluster with the images imported, the EFS emulator with the file system, the
-   * mount target (stunnel in front of nfs-ganesha) and what the node container sees under the
-   * kubelet directory. Each class still gets a release of its own, its own state directory and a
-   * node that the class before left as a fresh cluster has it ({@link #close}).
-   */
-  private static final class Shared implements AutoCloseable {
-    Cluster cluster;
-    KubernetesClient admin;
-    Path work;
-    NfsLab lab;
-    EfsEmulator efs;
-    String fsId;
-    Path test;
-    int tlsPort;
-
-    @Override
-    public void close() throws Exception {
-      if (System.getProperty("efscsi.cluster.keep") != null) {
-        cluster.close(); // says how to reach it and how to stop it
-        return;
-      }
-      try {
-        if (admin != null) {
-          admin.close();
-        }
-        cluster.close();
-        ClusterHostPaths.cleanUp(null);
-      } finally {
-        if (efs != null) {
-          efs.close();
-        }
-        if (lab != null) {
-          lab.closeAndDelete();
-        }
-        HostCleanup.deleteTree(work);
-      }
-    }
-  }
-
-  /** The shared part while a cluster class runs or another is still to come; else null. */
-  private static Shared shared;
-
-  /** The cluster classes still to run in this JUnit run ({@link ClusterClassOrder}). */
-  private static final Set<String> pending = new java.util.LinkedHashSet<>();
-
-  /**
-   * The cluster classes this run holds, told by {@link ClusterClassOrder}, which runs them one
-   * after the other: the cluster they share stays up until the last of them ends. Without it
-   * (another orderer, a class on its own) each class closes the cluster when it ends, as before.
-   */
-  static synchronized void expect(java.util.Collection<String> classes) {
-    pending.clear();
-    pending.addAll(classes);
-  }
-
-  /**
    * The cluster up with the chart installed and ready, for test class {@code owner}; closed by
    * {@link #close}.
    */
@@ -153,9 +95,7 @@ final class ClusterDriver implements AutoCloseable {
   static synchronized ClusterDriver start(
       String owner, java.util.function.Function<ClusterDriver, String> values, int controllers)
       throws Exception {
-    if (shared == null) {
-      shared = startShared(owner);
-    }
+    ClusterShared shared = ClusterShared.get(owner);
     ClusterDriver d;
     try {
       d =
@@ -166,64 +106,38 @@ final class ClusterDriver implements AutoCloseable {
               values,
               controllers);
     } catch (IOException | RuntimeException e) {
-      closeShared(e);
+      ClusterShared.closeCurrent(e);
       throw e;
     }
     try {
       d.install();
       return d;
     } catch (NotReady e) {
-      if (retried) {
-        closeAfter(d, e);
-        throw e;
-      }
       // the cluster, not the class under test: a node that does not run a fresh release's pods
       // (seen once in CI, 2026-12-02, after ClusterFaultsIT; the why is in the message) gets a new
-      // cluster once, and the run says so at its end (scripts/test prints target/recovered.txt)
+      // cluster once in a run, and the run says so at its end
+      if (!ClusterShared.recovery(owner, e)) {
+        ClusterShared.closeAfter(d, e);
+        throw e;
+      }
       long t0 = System.nanoTime();
-      recovered(owner, e);
       d.abandon();
-      closeShared(e);
-      retried = true;
+      ClusterShared.closeCurrent(e);
       try {
         return start(owner, values, controllers);
       } finally {
         TestTimes.since("a new cluster after the driver was not ready", owner, t0, "recovered");
       }
     } catch (Exception | AssertionError e) {
-      closeAfter(d, e);
+      ClusterShared.closeAfter(d, e);
       throw e;
     }
   }
-
-  /** Whether a class's start has already had a new cluster ({@link #start}): once per run. */
-  private static boolean retried;
 
   /** The driver's pods not ready at a class's start. */
   static final class NotReady extends AssertionError {
     NotReady(String message, Throwable cause) {
       super(message, cause);
-    }
-  }
-
-  /** Writes what a recovered start found to stderr and to target/recovered.txt. */
-  private static void recovered(String owner, Throwable e) {
-    String text =
-        "cluster suite: "
-            + owner
-            + "'s start found the driver not ready; the class runs on a new cluster:\n"
-            + e.getMessage()
-            + "\n";
-    System.err.print(text);
-    try {
-      Path file = Path.of(System.getProperty("user.dir"), "target", "recovered.txt");
-      Files.writeString(
-          file,
-          text,
-          java.nio.file.StandardOpenOption.CREATE,
-          java.nio.file.StandardOpenOption.APPEND);
-    } catch (IOException io) {
-      e.addSuppressed(io);
     }
   }
 
@@ -256,60 +170,6 @@ final class ClusterDriver implements AutoCloseable {
       } catch (IOException | InterruptedException e) {
         System.err.println("cluster suite: " + e);
       }
-    }
-  }
-
-  private static Shared startShared(String owner) throws Exception {
-    long t0 = System.nanoTime();
-    ClusterHostPaths.recordBefore();
-    Shared s = new Shared();
-    s.cluster = Cluster.start();
-    try {
-      s.admin = s.cluster.admin();
-      s.work = Files.createTempDirectory("efscsi-cluster-shared");
-      TestTimes.since("cluster start", owner, t0, "");
-      long t1 = System.nanoTime();
-      ClusterImages.importInto(s.cluster, s.work);
-      TestTimes.since("images imported", owner, t1, "");
-      s.lab = new NfsLab(Files.createDirectories(s.work.resolve("lab")), 1);
-      // on the API server's address: the controller's pods on the pod network reach it there
-      s.efs = EfsEmulator.start(java.net.InetAddress.getByName(s.cluster.apiHost()), 0);
-      s.fsId = s.efs.createFileSystem();
-      s.efs.addMountTarget(s.fsId, Cluster.ZONE, "127.0.0.1");
-      String name = s.fsId + ".efs.us-east-1.amazonaws.com";
-      s.lab.selfSigned("mt", name);
-      s.tlsPort = NfsLab.freePort();
-      s.lab.stunnelServer(s.tlsPort, s.lab.dir.resolve("mt.crt"), s.lab.dir.resolve("mt.key"));
-      NfsLab.awaitPort(s.tlsPort, java.time.Duration.ofSeconds(10));
-      s.test = Files.createDirectories(s.cluster.kubeletDir().resolve("efs-test"));
-      Files.createDirectories(s.test.resolve("root"));
-      Files.copy(s.lab.dir.resolve("mt.crt"), s.test.resolve("ca.crt"));
-      Path mount = s.test.resolve("fake-nfs-mount");
-      try (var in = ClusterDriver.class.getResourceAsStream("/fake-nfs-mount")) {
-        Files.write(mount, in.readAllBytes());
-      }
-      Files.setPosixFilePermissions(mount, PosixFilePermissions.fromString("rwxr-xr-x"));
-      return s;
-    } catch (Exception | AssertionError e) {
-      closeAfter(s, e);
-      throw e;
-    }
-  }
-
-  /** Closes {@code c} after {@code e}, a failure to close added to it. */
-  private static void closeAfter(AutoCloseable c, Throwable e) {
-    try {
-      c.close();
-    } catch (Exception suppressed) {
-      e.addSuppressed(suppressed);
-    }
-  }
-
-  private static void closeShared(Throwable cause) {
-    Shared s = shared;
-    shared = null;
-    if (s != null) {
-      closeAfter(s, cause);
     }
   }
 
@@ -542,11 +402,7 @@ final class ClusterDriver implements AutoCloseable {
   public void close() throws Exception {
     phases.forEach(p -> System.err.println("cluster suite: " + p));
     System.err.println(ClusterDriverSupport.diagnostics(admin));
-    boolean last;
-    synchronized (ClusterDriver.class) {
-      pending.remove(owner);
-      last = pending.isEmpty() || System.getProperty("efscsi.cluster.keep") != null;
-    }
+    boolean last = ClusterShared.ended(owner);
     Throwable failed = null;
     if (!last) {
       long t0 = System.nanoTime();
@@ -584,13 +440,7 @@ final class ClusterDriver implements AutoCloseable {
       }
     } finally {
       if (last) {
-        synchronized (ClusterDriver.class) {
-          Shared s = shared;
-          shared = null;
-          if (s != null) {
-            s.close();
-          }
-        }
+        ClusterShared.closeCurrent(null);
       }
     }
     if (failed instanceof Exception e) {
