@@ -380,6 +380,7 @@ public final class Cluster extends ControlPlane {
       Thread.currentThread().interrupt();
     }
     stopProcesses();
+    killOrphanShims();
     try {
       // the shared bind mount of the directory on itself, with what is left mounted below it
       Images.exec(60, List.of("umount", "-l", dir.toString()));
@@ -403,6 +404,22 @@ public final class Cluster extends ControlPlane {
       removeCgroupRoot();
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Kills this cluster's container shims that outlived containerd: one whose task was removed while
+   * containerd stopped can stay, idle, with no container (seen once in a whole run, 2026-12-02).
+   * They name containerd's socket under this cluster's directory.
+   */
+  private void killOrphanShims() {
+    String address = "-address " + containerdSocket();
+    for (ProcessHandle p : ProcessHandle.allProcesses().toList()) {
+      String cmd = p.info().commandLine().orElse("");
+      if (cmd.contains("containerd-shim") && cmd.contains(address)) {
+        System.err.println("cluster: killing a container shim left after containerd: " + cmd);
+        p.destroyForcibly();
+      }
     }
   }
 
