@@ -121,7 +121,14 @@ final class ClusterDriver implements AutoCloseable {
         throw e;
       }
       long t0 = System.nanoTime();
-      d.abandon();
+      try {
+        Throwable failed = d.takeOff(true);
+        if (failed != null) {
+          System.err.println("cluster suite: the uninstall before a new cluster failed: " + failed);
+        }
+      } catch (Exception x) {
+        System.err.println("cluster suite: the clean-up before a new cluster failed: " + x);
+      }
       ClusterShared.closeCurrent(e);
       try {
         return start(owner, values, controllers);
@@ -138,38 +145,6 @@ final class ClusterDriver implements AutoCloseable {
   static final class NotReady extends AssertionError {
     NotReady(String message, Throwable cause) {
       super(message, cause);
-    }
-  }
-
-  /**
-   * This release taken off a cluster that is to be closed next: uninstalled (best effort), its
-   * plugin gone, its proxies, cgroups and directory removed; the cluster classes still to come are
-   * left as they are.
-   */
-  private void abandon() {
-    try {
-      if (helm != null) {
-        helm.uninstall();
-        helm = null;
-      }
-    } catch (Exception | AssertionError e) {
-      System.err.println("cluster suite: the uninstall before a new cluster failed: " + e);
-    }
-    try {
-      awaitNoPlugin();
-    } catch (Exception e) {
-      System.err.println("cluster suite: " + e);
-    } finally {
-      try {
-        ClusterHostPaths.cleanUp(work);
-      } catch (Exception e) {
-        System.err.println("cluster suite: the clean-up before a new cluster failed: " + e);
-      }
-      try {
-        HostCleanup.deleteTree(work);
-      } catch (IOException | InterruptedException e) {
-        System.err.println("cluster suite: " + e);
-      }
     }
   }
 
@@ -209,25 +184,10 @@ final class ClusterDriver implements AutoCloseable {
       throw new NotReady(
           e.getMessage()
               + "kubelet.log's errors on the driver's pods, the last:\n"
-              + kubeletLines(),
+              + ClusterDriverSupport.kubeletLines(cluster.dir().resolve("kubelet.log")),
           e.getCause());
     }
     phase("chart installed and ready", t1);
-  }
-
-  /** The kubelet's last 20 errors and warnings that name the driver's pods, 300 characters each. */
-  private String kubeletLines() {
-    var klogErrorOrWarning = java.util.regex.Pattern.compile("(^|\\s)[EW]\\d{4} ");
-    try (var lines = Files.lines(cluster.dir().resolve("kubelet.log"))) {
-      List<String> ours =
-          lines
-              .filter(l -> l.contains("efs-csi") && klogErrorOrWarning.matcher(l).find())
-              .map(l -> l.length() > 300 ? l.substring(0, 300) + "..." : l)
-              .toList();
-      return String.join("\n", ours.subList(Math.max(0, ours.size() - 20), ours.size())) + "\n";
-    } catch (IOException | java.io.UncheckedIOException e) {
-      return e + "\n";
-    }
   }
 
   /** One step of the start: in the suite's log at the end, and in the time table. */
@@ -403,7 +363,6 @@ final class ClusterDriver implements AutoCloseable {
     phases.forEach(p -> System.err.println("cluster suite: " + p));
     System.err.println(ClusterDriverSupport.diagnostics(admin));
     boolean last = ClusterShared.ended(owner);
-    Throwable failed = null;
     if (!last) {
       long t0 = System.nanoTime();
       try {
@@ -416,28 +375,9 @@ final class ClusterDriver implements AutoCloseable {
       }
     }
     // the last class, or one whose reset failed (the release may still run)
-    if (last && helm != null && System.getProperty("efscsi.cluster.keep") == null) {
-      try {
-        helm.uninstall();
-      } catch (Exception | AssertionError e) {
-        // a failed uninstall (the API server unreachable) must not leave the cluster running
-        failed = e;
-      }
-    }
+    Throwable failed;
     try {
-      if (System.getProperty("efscsi.cluster.keep") == null) {
-        if (last) {
-          // helm waits for the DaemonSet, not its pod: a plugin still shutting down would restart
-          // the proxies stopped next
-          awaitNoPlugin();
-        }
-        try {
-          ClusterHostPaths.cleanUp(work);
-        } finally {
-          // the class's directory goes even when a proxy or cgroup stays (the run fails on those)
-          HostCleanup.deleteTree(work);
-        }
-      }
+      failed = takeOff(last);
     } finally {
       if (last) {
         ClusterShared.closeCurrent(null);
@@ -449,6 +389,38 @@ final class ClusterDriver implements AutoCloseable {
     if (failed != null) {
       throw (AssertionError) failed;
     }
+  }
+
+  /**
+   * Takes this class's release off the node: when {@code last} (the cluster closes next)
+   * uninstalled and its plugin gone; in any case the class's proxies, cgroups and directory
+   * removed. Returns a failed uninstall (the API server unreachable), which must not stop the rest.
+   */
+  private Throwable takeOff(boolean last) throws Exception {
+    Throwable failed = null;
+    if (System.getProperty("efscsi.cluster.keep") != null) {
+      return null;
+    }
+    if (last && helm != null) {
+      try {
+        helm.uninstall();
+        helm = null;
+      } catch (Exception | AssertionError e) {
+        failed = e;
+      }
+    }
+    if (last) {
+      // helm waits for the DaemonSet, not its pod: a plugin still shutting down would restart the
+      // proxies stopped next
+      awaitNoPlugin();
+    }
+    try {
+      ClusterHostPaths.cleanUp(work);
+    } finally {
+      // the class's directory goes even when a proxy or cgroup stays (the run fails on those)
+      HostCleanup.deleteTree(work);
+    }
+    return failed;
   }
 
   /** Until no node plugin JVM of this cluster runs (60 s at most: the cleanup goes on after). */

@@ -6,6 +6,7 @@ import io.efscsi.it.cluster.Images;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -339,6 +340,21 @@ final class ClusterDriverSupport {
       out.append(e).append('\n');
     }
     return out.toString();
+  }
+
+  /** The kubelet's last 20 errors and warnings that name the driver's pods, 300 characters each. */
+  static String kubeletLines(Path kubeletLog) {
+    var klogErrorOrWarning = java.util.regex.Pattern.compile("(^|\\s)[EW]\\d{4} ");
+    try (var lines = Files.lines(kubeletLog)) {
+      List<String> ours =
+          lines
+              .filter(l -> l.contains("efs-csi") && klogErrorOrWarning.matcher(l).find())
+              .map(l -> l.length() > 300 ? l.substring(0, 300) + "..." : l)
+              .toList();
+      return String.join("\n", ours.subList(Math.max(0, ours.size() - 20), ours.size())) + "\n";
+    } catch (IOException | java.io.UncheckedIOException e) {
+      return e + "\n";
+    }
   }
 
   /** An event on a line: type, object, reason and message. */
