@@ -144,15 +144,25 @@ class ChildrenIT {
 
   @Test
   void oneWaiterThreadForManyChildrenAndNoJdkReaper() throws Exception {
-    int reapersBefore = threads("process reaper");
-    int waitersBefore = threads("child-waiter"); // one per Children: other tests' instances
+    // the JDK's reapers are a cached pool: an idle one ends after 60 s, so only new ones count
+    Set<Thread> reapersBefore = named("process reaper");
+    Set<Thread> waitersBefore = named("child-waiter"); // one per Children: other tests' instances
     List<Process> ps = new ArrayList<>();
     for (int i = 0; i < 30; i++) {
       ps.add(run("exec sleep 1", Map.of(), tmp.resolve("s" + i + ".log")));
     }
     assertTrue(children.live() >= 30);
-    assertEquals(waitersBefore + 1, threads("child-waiter"));
-    assertEquals(reapersBefore, threads("process reaper"));
+    Set<Thread> waitersAfter = named("child-waiter");
+    Set<Thread> started = new java.util.HashSet<>(waitersAfter);
+    started.removeAll(waitersBefore);
+    Set<Thread> ended = new java.util.HashSet<>(waitersBefore);
+    ended.removeAll(waitersAfter);
+    // sets, not counts: another class may start its own meanwhile
+    assertEquals(1, started.size(), () -> "waiter threads started: " + started);
+    assertEquals(Set.of(), ended, "other instances' waiter threads that ended");
+    Set<Thread> reapers = named("process reaper");
+    reapers.removeAll(reapersBefore);
+    assertEquals(Set.of(), reapers, "JDK reaper threads started for 30 children");
     long t0 = System.nanoTime();
     for (Process p : ps) {
       assertEquals(0, p.onExit().get(10, TimeUnit.SECONDS).exitValue());
@@ -162,11 +172,28 @@ class ChildrenIT {
     assertEquals(0, children.live());
   }
 
-  private static int threads(String name) {
-    return (int)
-        Thread.getAllStackTraces().keySet().stream()
-            .filter(t -> t.getName().equals(name) && t.isAlive())
-            .count();
+  @Test
+  void anInterruptDoesNotEndTheWaiter() throws Exception {
+    Set<Thread> before = named("child-waiter");
+    Process first = run("exec sleep 0.2", Map.of(), tmp.resolve("i1.log"));
+    Set<Thread> ours = named("child-waiter");
+    ours.removeAll(before);
+    assertEquals(1, ours.size(), () -> "waiter threads started: " + ours);
+    Thread waiter = ours.iterator().next();
+    // a stray caller's interrupt, and an onExit callback that leaves the waiter interrupted
+    waiter.interrupt();
+    first.onExit().thenRun(() -> Thread.currentThread().interrupt());
+    assertEquals(0, first.onExit().get(10, TimeUnit.SECONDS).exitValue());
+    Process next = run("exit 3", Map.of(), tmp.resolve("i2.log"));
+    assertEquals(3, next.onExit().get(10, TimeUnit.SECONDS).exitValue(), "an exit seen after");
+    assertTrue(waiter.isAlive(), "the waiter goes on");
+    assertEquals(0, children.live());
+  }
+
+  private static Set<Thread> named(String name) {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().equals(name) && t.isAlive())
+        .collect(java.util.stream.Collectors.toSet());
   }
 
   @Test

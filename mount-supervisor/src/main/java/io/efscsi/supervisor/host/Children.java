@@ -164,36 +164,52 @@ public final class Children {
     return waiting.size();
   }
 
+  /**
+   * The waiter's loop. Nothing ends it: a dead waiter would leave every child of this plugin
+   * unreaped and its exit unseen (no restart of a crashed proxy, ever). An interrupt can only come
+   * from code run on this thread (an {@link Child#onExit} callback) or a stray caller, and a
+   * failure from one child's wait; both are logged and the loop goes on.
+   */
   private void waitLoop() {
     int[] status = new int[1];
     while (true) {
-      synchronized (this) {
-        while (waiting.isEmpty()) {
-          try {
+      try {
+        synchronized (this) {
+          while (waiting.isEmpty()) {
             wait();
-          } catch (InterruptedException e) {
-            return;
           }
         }
-      }
-      for (Map.Entry<Long, CompletableFuture<Integer>> e : waiting.entrySet()) {
-        long pid = e.getKey();
-        long r = posix.waitpid(pid, status, WaitFlags.WNOHANG.intValue());
-        if (r == pid) {
-          waiting.remove(pid);
-          e.getValue().complete(exitCode(status[0]));
-        } else if (r < 0) {
-          // ECHILD: someone else reaped it (it cannot happen while only this thread waits for
-          // these pids); its status is lost
-          waiting.remove(pid);
-          LOG.warn("child {} could not be waited for (errno {})", pid, errno());
-          e.getValue().complete(-1);
-        }
+        reapExited(status);
+      } catch (InterruptedException e) {
+        strayInterrupt();
+      } catch (RuntimeException e) {
+        LOG.error("the child waiter failed; it goes on ({} children live)", waiting.size(), e);
       }
       try {
         Thread.sleep(poll);
       } catch (InterruptedException e) {
-        return;
+        strayInterrupt();
+      }
+    }
+  }
+
+  private void strayInterrupt() {
+    LOG.warn("the child waiter was interrupted; it goes on ({} children live)", waiting.size());
+  }
+
+  private void reapExited(int[] status) {
+    for (Map.Entry<Long, CompletableFuture<Integer>> e : waiting.entrySet()) {
+      long pid = e.getKey();
+      long r = posix.waitpid(pid, status, WaitFlags.WNOHANG.intValue());
+      if (r == pid) {
+        waiting.remove(pid);
+        e.getValue().complete(exitCode(status[0]));
+      } else if (r < 0) {
+        // ECHILD: someone else reaped it (it cannot happen while only this thread waits for
+        // these pids); its status is lost
+        waiting.remove(pid);
+        LOG.warn("child {} could not be waited for (errno {})", pid, errno());
+        e.getValue().complete(-1);
       }
     }
   }
