@@ -5,7 +5,10 @@ packages nfs-ganesha nfs-ganesha-vfs stunnel4 libnfs-utils (scripts/test install
 import fcntl, json, os, random, shutil, signal, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LAUNCHER = os.path.join(ROOT, "dist", "target", "efs-csi", "bin", "efs-csi")
+# EFS_CSI_DIST: another unpacked distribution (its proxies, lab and terminator's jars), to measure
+# another build with the same benchmark
+DIST = os.environ.get("EFS_CSI_DIST", os.path.join(ROOT, "dist", "target", "efs-csi"))
+LAUNCHER = os.path.join(DIST, "bin", "efs-csi")
 SERVER_NAME = "fs-12345678.efs.us-east-1.amazonaws.com"
 
 
@@ -84,7 +87,7 @@ class Lab:
     def netty_terminator(self):
         """The EFS side on Netty and BoringSSL (TlsTerminator.java, run from source with the
         distribution's proxy jars): a TLS server that is not itself the bound (see docs/proxy.md)."""
-        lib = os.path.join(ROOT, "dist", "target", "efs-csi", "lib", "proxy")
+        lib = os.path.join(DIST, "lib", "proxy")
         java = os.path.join(os.environ.get("JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64"), "bin", "java")
         return self.spawn([java, "-XX:+UseSerialGC", "-Xmx64m", "-XX:MaxDirectMemorySize=256m",
                            f"-Djava.library.path={lib}/native", "--enable-native-access=ALL-UNNAMED",
@@ -108,7 +111,7 @@ sslVersion = TLSv1.2
         wait_port(port, p)
         return p, port
 
-    def proxy(self, tls=True, port=None, upstream_port=None, extra=None, env=None):
+    def proxy(self, tls=True, port=None, upstream_port=None, extra=None, env=None, launcher=None):
         port = port or free_port()
         conf = self.path(f"proxy-{port}.conf")
         lines = {"listen.port": port, "upstream.host": "127.0.0.1",
@@ -120,7 +123,8 @@ sslVersion = TLSv1.2
         with open(conf, "w") as f:
             f.writelines(f"{k}={v}\n" for k, v in lines.items())
         t0 = time.monotonic()
-        p = self.spawn([LAUNCHER, "proxy", "--config", conf], log=self.path(f"proxy-{port}.log"), env=env)
+        p = self.spawn([launcher or LAUNCHER, "proxy", "--config", conf], log=self.path(f"proxy-{port}.log"),
+                       env=env)
         wait_port(port, p)
         return p, port, time.monotonic() - t0
 
