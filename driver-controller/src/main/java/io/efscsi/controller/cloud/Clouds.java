@@ -76,7 +76,7 @@ public final class Clouds implements CloudSource, AutoCloseable {
   private final Settings settings;
   private final ApiMetrics metrics;
   private final SdkHttpClient http = UrlConnectionHttpClient.builder().build();
-  private final AwsCloud defaultCloud;
+  private volatile AwsCloud defaultCloud;
   private volatile S3FilesCloud s3files;
   private final Map<String, AwsCloud> byRole = new ConcurrentHashMap<>();
   private final Map<String, AutoCloseable> closeables = new ConcurrentHashMap<>();
@@ -85,14 +85,27 @@ public final class Clouds implements CloudSource, AutoCloseable {
   public Clouds(Settings settings, ApiMetrics metrics) {
     this.settings = settings;
     this.metrics = metrics;
-    EfsClient efs = efs(DefaultCredentialsProvider.builder().build());
-    closeables.put("default", efs);
-    this.defaultCloud = new AwsCloud("default", efs);
   }
 
+  /**
+   * Built on the first call that needs it: a replica that is not the leader (the chart runs two)
+   * never builds one. Building any SDK client loads the metadata of every AWS service and region
+   * (docs/architecture.md), which stays in the heap.
+   */
   @Override
   public Cloud defaultCloud() {
-    return defaultCloud;
+    AwsCloud c = defaultCloud;
+    if (c != null) {
+      return c;
+    }
+    synchronized (this) {
+      if (defaultCloud == null) {
+        EfsClient efs = efs(DefaultCredentialsProvider.builder().build());
+        closeables.put("default", efs);
+        defaultCloud = new AwsCloud("default", efs);
+      }
+      return defaultCloud;
+    }
   }
 
   /**
