@@ -153,16 +153,15 @@ class ChildrenIT {
     }
     assertTrue(children.live() >= 30);
     Set<Thread> waitersAfter = named("child-waiter");
-    Set<Thread> started = new java.util.HashSet<>(waitersAfter);
-    started.removeAll(waitersBefore);
-    Set<Thread> ended = new java.util.HashSet<>(waitersBefore);
-    ended.removeAll(waitersAfter);
     // sets, not counts: another class may start its own meanwhile
+    Set<Thread> started = minus(waitersAfter, waitersBefore);
     assertEquals(1, started.size(), () -> "waiter threads started: " + started);
-    assertEquals(Set.of(), ended, "other instances' waiter threads that ended");
-    Set<Thread> reapers = named("process reaper");
-    reapers.removeAll(reapersBefore);
-    assertEquals(Set.of(), reapers, "JDK reaper threads started for 30 children");
+    assertEquals(
+        Set.of(), minus(waitersBefore, waitersAfter), "other instances' waiter threads that ended");
+    assertEquals(
+        Set.of(),
+        minus(named("process reaper"), reapersBefore),
+        "JDK reaper threads started for 30 children");
     long t0 = System.nanoTime();
     for (Process p : ps) {
       assertEquals(0, p.onExit().get(10, TimeUnit.SECONDS).exitValue());
@@ -176,8 +175,7 @@ class ChildrenIT {
   void anInterruptDoesNotEndTheWaiter() throws Exception {
     Set<Thread> before = named("child-waiter");
     Process first = run("exec sleep 0.2", Map.of(), tmp.resolve("i1.log"));
-    Set<Thread> ours = named("child-waiter");
-    ours.removeAll(before);
+    Set<Thread> ours = minus(named("child-waiter"), before);
     assertEquals(1, ours.size(), () -> "waiter threads started: " + ours);
     Thread waiter = ours.iterator().next();
     // a stray caller's interrupt, and an onExit callback that leaves the waiter interrupted
@@ -188,6 +186,12 @@ class ChildrenIT {
     assertEquals(3, next.onExit().get(10, TimeUnit.SECONDS).exitValue(), "an exit seen after");
     assertTrue(waiter.isAlive(), "the waiter goes on");
     assertEquals(0, children.live());
+  }
+
+  private static Set<Thread> minus(Set<Thread> a, Set<Thread> b) {
+    Set<Thread> out = new java.util.HashSet<>(a);
+    out.removeAll(b);
+    return out;
   }
 
   private static Set<Thread> named(String name) {
